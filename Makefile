@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m hdl.demo
+	$(BIN)/tilecosim demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q

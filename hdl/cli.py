@@ -1,0 +1,336 @@
+"""The ``tilecosim`` command line.
+
+Exit status (the contract scripts rely on):
+  0  done
+  1  an HDL backend disagreed with the golden model
+  2  usage error (bad option, malformed assembly, unset register, unreadable file)
+  3  the instruction faulted (the fault's name and message are also on stderr)
+
+With ``--json`` the last line of stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from model.asm import AsmError, RegisterError, parse_tload, records_text
+from model.display import format_tile, ramp_memory
+from model.dtypes import PROFILES, Profile
+from model.faults import Fault
+from model.machine import Machine
+from model.tload import LCFR
+
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
+BACKENDS = ("golden", "amaranth", "icarus", "verilator")
+DEFAULT_MEM_SIZE = 4 << 20
+
+
+class UsageError(Exception):
+    """A one-line usage error (exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error on one line and exits 2."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+_FMT = argparse.RawDescriptionHelpFormatter
+
+TOP_HELP = """\
+tilecosim: tile datapaths of an AI accelerator, as a numpy golden model and as
+Amaranth HDL checked against it.
+
+examples:
+  tilecosim tload 'TLOAD.NORM <LB0:100, LB1:a0, LB2:a1+10, FP16>, [a2], ->T<2KB>' \\
+      --reg a0=8 --reg a1=118 --reg a2=0
+  tilecosim asm 'TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16, Zero>, [a2, a0], ->T<2KB>'
+  tilecosim run program.s --reg a0=0
+  tilecosim demo
+
+exit status: 0 done, 1 HDL/golden mismatch, 2 usage error, 3 the instruction faulted
+"""
+
+TLOAD_HELP = """\
+Run one TLOAD (seed syntax) and print the output tiles.
+
+examples:
+  tilecosim tload 'TLOAD.ND2NZ <LB0:20, LB1:10, LB2:32, FP16, Zero>, [a0], ->T<1KB>' --reg a0=0
+  tilecosim tload 'TLOAD.DN2ZN <LB0:40, LB1:24, LB2:64, S8, Max>, [a0], ->T<2KB>, U<2KB>' \\
+      --reg a0=0x100 --mem gm.bin --out tiles.npz --json
+
+memory: --mem FILE gives the raw bytes of global memory (address 0 = first byte);
+without it, global memory is a ramp: the element at address k*esize holds the value k
+(wrapping; see model/display.py).  A read outside memory is an OutOfBounds fault.
+
+printout: loaded elements as numbers, padded ones as '*' (the header gives the pad
+value), elements left undefined by Null padding as '.'.  --out writes tile0.. (uint8 images in their layout) and
+valid0.. (bool per byte, False only for undefined bytes).
+"""
+
+
+def _add_regs(p):
+    p.add_argument("--reg", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a scalar register, e.g. --reg a0=64 --reg a2=0x1000 (repeatable)")
+
+
+def _add_machine(p):
+    p.add_argument("--mem", metavar="FILE", help="raw bytes of global memory (default: a ramp)")
+    p.add_argument("--mem-size", type=_int_arg("--mem-size"), default=DEFAULT_MEM_SIZE,
+                   metavar="BYTES", help=f"size of the ramp memory (default {DEFAULT_MEM_SIZE})")
+    p.add_argument("--profile", choices=PROFILES, default="finite",
+                   help="pad values for Max/Min: largest finite (default) or +/-inf")
+    p.add_argument("--lcfr", metavar="MIN:MAX", type=_lcfr_arg, default=LCFR(),
+                   help="tile-size limits in bytes (default 256:262144)")
+
+
+def _int_arg(name):
+    def conv(text):
+        try:
+            v = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} must be positive")
+        return v
+    return conv
+
+
+def _lcfr_arg(text):
+    try:
+        lo, hi = (int(x, 0) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--lcfr {text!r} is not MIN:MAX in bytes") from None
+    if not 256 <= lo <= hi:
+        raise argparse.ArgumentTypeError(f"--lcfr {text!r}: need 256 <= MIN <= MAX")
+    return LCFR(lo, hi)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    top = _Parser(prog="tilecosim", description=TOP_HELP, formatter_class=_FMT)
+    sub = top.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    t = sub.add_parser("tload", help="run one TLOAD and print, save or compare its tiles",
+                       description=TLOAD_HELP, formatter_class=_FMT)
+    t.add_argument("asm", metavar="ASM", help="the TLOAD in the seed's assembly syntax")
+    _add_regs(t)
+    _add_machine(t)
+    t.add_argument("--backend", choices=BACKENDS, default="golden",
+                   help="golden (numpy model); the HDL backends come with later releases")
+    t.add_argument("--model", choices=("fast", "reference"), default="fast",
+                   help="golden implementation: vectorized (default) or the seed's loops")
+    t.add_argument("--out", metavar="FILE.npz", help="write tile0.. and valid0.. arrays")
+    t.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    t.add_argument("--full", action="store_true", help="print whole matrices (no eliding)")
+    t.add_argument("--storage", type=_int_arg("--storage"), default=0, metavar="N",
+                   help="also list the (row,col) of the first N elements in storage order")
+
+    a = sub.add_parser("asm", help="assemble a TLOAD: block template and decoded fields",
+                       formatter_class=_FMT, description="""\
+Assemble one TLOAD into its block template (BSTART.TMA, B.DATR, B.DIM, B.IOT, B.IOR,
+B.IOD) and print the decoded fields; with --reg, also the evaluated values.
+
+example:
+  tilecosim asm 'TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16, Zero>, [a2, a0], ->T<2KB>' \\
+      --reg a0=8 --reg a1=118 --reg a2=0
+""")
+    a.add_argument("asm", metavar="ASM", help="the TLOAD in the seed's assembly syntax")
+    _add_regs(a)
+    a.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+
+    r = sub.add_parser("run", help="run a program of TLOAD/TADD/TSUB lines on the machine",
+                       formatter_class=_FMT, description="""\
+Run a program (one instruction per line; ';' or '#' comments) on the golden machine:
+global memory, scalar registers and the tile register file.  Prints each step and the
+live tile registers at the end.  A fault stops the program (exit 3); the faulting
+instruction changes nothing.
+
+example program (the seed's tile-register example):
+  TLOAD.NORM <LB0:16, LB1:16, FP16, Zero>, [a0], ->T<512>
+  TLOAD.NORM <LB0:16, LB1:16, FP16, Zero>, [a1], ->T<512>
+  TLOAD.NORM <LB0:16, LB1:16, FP16, Zero>, [a2], ->T<512>
+  TADD T#2.reuse, T#3, ->U
+  TSUB T#2, T#1, ->U
+run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
+""")
+    r.add_argument("program", metavar="PROGRAM", help="program file, or - for standard input")
+    _add_regs(r)
+    _add_machine(r)
+    r.add_argument("--full", action="store_true", help="print whole matrices")
+
+    sub.add_parser("demo", help="a short showcase of TLOAD layouts, padding and tile registers")
+    return top
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+def _parse_regs(items: list[str]) -> dict[str, int]:
+    from model.asm import SCALAR_REGS
+    regs = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in SCALAR_REGS:
+            raise UsageError(f"--reg {item!r}: expected NAME=VALUE with NAME a scalar register "
+                             f"(a0..a7, t0..t6, s0..s11, x1..x31)")
+        try:
+            regs[name] = int(value.strip(), 0) & ((1 << 64) - 1)
+        except ValueError:
+            raise UsageError(f"--reg {item!r}: VALUE {value!r} is not an integer") from None
+    return regs
+
+
+def _memory(args, dt) -> np.ndarray:
+    if args.mem:
+        try:
+            return np.fromfile(args.mem, dtype=np.uint8)
+        except OSError as e:
+            raise UsageError(f"--mem {args.mem!r}: {e.strerror or e}") from None
+    return ramp_memory(dt, args.mem_size)
+
+
+def _check_out(path: str | None):
+    if path and not Path(path).resolve().parent.is_dir():
+        raise UsageError(f"--out {path!r}: directory does not exist")
+
+
+def _result_json(op, backend, tiles, names, fault=None, **extra):
+    return {"op": op, "backend": backend,
+            "tiles": [dict(img.to_json(), name=n) for img, n in zip(tiles, names)],
+            "cycles": None, "ideal_cycles": None, "match": None,
+            "fault": fault.to_json() if fault else None, **extra}
+
+
+def _emit_json(obj):
+    print(json.dumps(obj))
+
+
+# --- commands ------------------------------------------------------------------------------
+
+def cmd_tload(args) -> int:
+    if args.backend != "golden":
+        raise UsageError(f"--backend {args.backend} is not available yet: the HDL TLOAD engine "
+                         f"lands in a later release; use --backend golden")
+    _check_out(args.out)
+    regs = _parse_regs(args.reg)
+    insn = parse_tload(args.asm)
+    machine = Machine(_memory(args, insn.dtype), regs, args.profile, args.lcfr, impl=args.model)
+    try:
+        step = machine.execute(insn)
+    except Fault as f:
+        print(f"{f.name}: {f.message}", file=sys.stderr)
+        if args.json:
+            _emit_json(_result_json("tload", args.backend, [], [], f, insn=insn.text()))
+        else:
+            print(f"{insn.text()}\nfault: {f}")
+        return EXIT_FAULT
+    if args.out:
+        arrays = {}
+        for k, img in enumerate(step.tiles):
+            arrays[f"tile{k}"] = np.asarray(img.data, dtype=np.uint8)
+            arrays[f"valid{k}"] = np.asarray(img.valid, dtype=bool)
+        np.savez(args.out, **arrays)
+    if args.json:
+        _emit_json(_result_json("tload", args.backend, step.tiles, step.names, insn=insn.text()))
+    else:
+        print(insn.text())
+        for k, (img, name) in enumerate(zip(step.tiles, step.names)):
+            print(format_tile(img, f"{name} (DstTile{k})", step.params.pad, full=args.full,
+                              storage=args.storage))
+        if args.out:
+            print(f"wrote {args.out}: " + ", ".join(f"tile{k}/valid{k}" for k in range(len(step.tiles))))
+    return EXIT_OK
+
+
+def cmd_asm(args) -> int:
+    regs = _parse_regs(args.reg)
+    insn = parse_tload(args.asm)
+    records = insn.records()
+    values, unset = None, None
+    try:
+        values = insn.resolve(regs).to_json()
+    except RegisterError as e:
+        unset = str(e)
+    if args.json:
+        _emit_json({"insn": insn.text(), "block": [r.text() for r in records],
+                    "fields": insn.fields(), "values": values})
+        return EXIT_OK
+    print(insn.text())
+    print("\nblock template:")
+    print("\n".join("  " + line for line in records_text(records).splitlines()))
+    print("\ndecoded fields:")
+    for k, v in insn.fields().items():
+        print(f"  {k:9} {v}")
+    if values:
+        print("\nvalues:")
+        for k, v in values.items():
+            print(f"  {k:9} {v}")
+    elif unset:
+        print(f"\nvalues: {unset}")
+    return EXIT_OK
+
+
+def cmd_run(args) -> int:
+    regs = _parse_regs(args.reg)
+    if args.program == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(args.program).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"PROGRAM {args.program!r}: {getattr(e, 'strerror', None) or e}") from None
+    from model.asm import TLoadInsn, parse_program
+    program = parse_program(text)
+    first = next((i for _, i in program if isinstance(i, TLoadInsn)), None)
+    machine = Machine(_memory(args, first.dtype if first else "U8"), regs, args.profile, args.lcfr)
+    for lineno, insn in program:
+        try:
+            step = machine.execute(insn)
+        except Fault as f:
+            print(f"line {lineno}: {insn.text()}\n  fault: {f}\n  (nothing changed; program stopped)")
+            print(f"line {lineno}: {f.name}: {f.message}", file=sys.stderr)
+            _print_live(machine, args.full)
+            return EXIT_FAULT
+        print(f"line {lineno}: {insn.text()}  ->  {', '.join(step.names)}")
+    _print_live(machine, args.full)
+    return EXIT_OK
+
+
+def _print_live(machine, full):
+    live = machine.tiles.live()
+    print(f"\nlive tile registers ({len(live)}):")
+    for name, img in live:
+        print(format_tile(img, name, full=full))
+
+
+def cmd_demo(args) -> int:
+    from .demo import run_demo
+    return run_demo()
+
+
+COMMANDS = {"tload": cmd_tload, "asm": cmd_asm, "run": cmd_run, "demo": cmd_demo}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.cmd](args)
+    except AsmError as e:
+        print(f"tilecosim {args.cmd}: error: {e}", file=sys.stderr)
+    except (UsageError, RegisterError) as e:
+        print(f"tilecosim {args.cmd}: error: {e}", file=sys.stderr)
+    except BrokenPipeError:
+        return EXIT_OK
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

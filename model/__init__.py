@@ -1,0 +1,1 @@
+"""tilecosim golden model: pure numpy, never imports Amaranth."""

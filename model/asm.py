@@ -1,0 +1,555 @@
+"""TLOAD assembler and disassembler (seed 000; DESIGN.md D9), and the program-line parser.
+
+Assembly syntax of the seed::
+
+    TLOAD.Layout <LB0:ValidCol, LB1:ValidRow, LB2:Col, DataType, PadValue>,
+                 [RegSrc0, RegSrc1], DepSrc0, DepSrc1, DepSrc2,
+                 ->DstTile0<Size>, ..., DstTile7<Size>, DepDst
+
+* ``.Layout`` defaults to NORM; ``LB1`` to 1; ``LB2`` to ValidCol; PadValue to Null;
+  ``RegSrc1`` to "dense".  LB fields may come in any order, each at most once.
+* An LB operand is what ``B.DIM reg, imm`` can hold: ``100``, ``a0``, ``a1+10``, ``a1-2``.
+* A size is a literal (``2048``, ``2KB``, ``0x800``) or a register (``a1``).
+* Dependencies (our spelling; the seed gives none) are ``D<n>`` labels: up to
+  three before the destinations, one (DepDst) after them.
+* Comments start with ``;`` or with a ``#`` that does not follow a name
+  (``T#2`` is a tile register).
+
+The block template (D9) is a list of :class:`BlockRecord`; :func:`disassemble`
+turns the records back into the same :class:`TLoadInsn`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .dtypes import DTYPES, DataType, PadValue, dtype as _dtype
+from .tiles import TileRef, QUEUE_DEPTH
+from .tload import MAX_OUTPUTS, TLoadLayout, TLoadParams
+
+__all__ = ["AsmError", "RegisterError", "Operand", "TLoadInsn", "ElementwiseInsn",
+           "BlockRecord", "assemble", "disassemble", "parse_line", "parse_tload", "parse_block",
+           "parse_program", "SCALAR_REGS", "format_size", "records_text"]
+
+REG_BITS = 64
+REG_MASK = (1 << REG_BITS) - 1
+SCALAR_REGS = frozenset(
+    ["zero", "ra", "sp", "gp", "tp", "fp"]
+    + [f"x{i}" for i in range(32)] + [f"a{i}" for i in range(8)]
+    + [f"t{i}" for i in range(7)] + [f"s{i}" for i in range(12)])
+QUEUES = ("T", "U", "M", "N", "ACC", "S")
+
+
+class AsmError(ValueError):
+    """A malformed line: the message quotes the line and points at the column."""
+
+    def __init__(self, message: str, line: str, col: int, lineno: int | None = None):
+        self.reason = message
+        self.line = line
+        self.col = col
+        self.lineno = lineno
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"line {self.lineno}, " if self.lineno else ""
+        return (f"{where}column {self.col + 1}: {self.reason}\n"
+                f"  {self.line}\n  {' ' * self.col}^")
+
+
+class RegisterError(ValueError):
+    """An operand names a scalar register that has no value."""
+
+
+# --- operands ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Operand:
+    """``reg + imm`` -- the value a ``B.DIM reg, imm`` record holds."""
+    reg: str = "zero"
+    imm: int = 0
+
+    def value(self, regs: Mapping[str, int]) -> int:
+        return (_reg_value(self.reg, regs) + self.imm) & REG_MASK
+
+    def __str__(self) -> str:
+        if self.reg == "zero":
+            return str(self.imm)
+        if self.imm == 0:
+            return self.reg
+        return f"{self.reg}{'+' if self.imm > 0 else '-'}{abs(self.imm)}"
+
+
+def _reg_value(reg: str, regs: Mapping[str, int]) -> int:
+    if reg in ("zero", "x0"):
+        return 0
+    if reg not in regs:
+        raise RegisterError(f"register {reg} has no value (set it, e.g. --reg {reg}=64)")
+    return int(regs[reg]) & REG_MASK
+
+
+def format_size(size: int | str) -> str:
+    if isinstance(size, str):
+        return size
+    return f"{size // 1024}KB" if size % 1024 == 0 and size else str(size)
+
+
+@dataclass(frozen=True)
+class TLoadInsn:
+    """A TLOAD as written: operands are registers and immediates, not yet values."""
+    layout: TLoadLayout
+    dtype: DataType
+    valid_col: Operand
+    dsts: tuple[tuple[str, int | str], ...]      # (queue, size literal or register)
+    base: str
+    valid_row: Operand = Operand("zero", 1)
+    col: Operand | None = None                   # None only while parsing: = valid_col
+    pad: PadValue = PadValue.Null
+    stride: str | None = None
+    dep_srcs: tuple[str, ...] = ()
+    dep_dst: str | None = None
+
+    def __post_init__(self):
+        if self.col is None:
+            object.__setattr__(self, "col", self.valid_col)
+
+    def resolve(self, regs: Mapping[str, int]) -> TLoadParams:
+        """Evaluate every operand with the scalar register values."""
+        outputs = tuple((q, s if isinstance(s, int) else _reg_value(s, regs))
+                        for q, s in self.dsts)
+        return TLoadParams(layout=self.layout, dtype=self.dtype, pad=self.pad,
+                           valid_col=self.valid_col.value(regs),
+                           valid_row=self.valid_row.value(regs),
+                           col=self.col.value(regs),
+                           base=_reg_value(self.base, regs),
+                           stride=None if self.stride is None else _reg_value(self.stride, regs),
+                           outputs=outputs)
+
+    def text(self) -> str:
+        """Canonical assembly text."""
+        src = f"[{self.base}" + (f", {self.stride}]" if self.stride else "]")
+        deps = "".join(f", {d}" for d in self.dep_srcs)
+        dsts = ", ".join(f"{q}<{format_size(s)}>" for q, s in self.dsts)
+        tail = f", {self.dep_dst}" if self.dep_dst else ""
+        return (f"TLOAD.{self.layout.name} <LB0:{self.valid_col}, LB1:{self.valid_row}, "
+                f"LB2:{self.col}, {self.dtype.name}, {self.pad.name}>, {src}{deps}, "
+                f"->{dsts}{tail}")
+
+    __str__ = text
+
+    def fields(self) -> dict:
+        """Decoded fields, by the seed's names."""
+        return {"Layout": self.layout.name, "DataType": self.dtype.name,
+                "PadValue": self.pad.name, "ValidCol": str(self.valid_col),
+                "ValidRow": str(self.valid_row), "Col": str(self.col),
+                "RegSrc0": self.base, "RegSrc1": self.stride or "(dense)",
+                **{f"DstTile{k}": f"{q}<{format_size(s)}>" for k, (q, s) in enumerate(self.dsts)},
+                "DepSrc": ", ".join(self.dep_srcs) or "(none)", "DepDst": self.dep_dst or "(none)"}
+
+    def records(self) -> list["BlockRecord"]:
+        return assemble(self)
+
+
+@dataclass(frozen=True)
+class ElementwiseInsn:
+    """``TADD T#2.reuse, T#3, ->U`` (and TSUB)."""
+    op: str
+    src0: TileRef
+    src1: TileRef
+    dst: str
+
+    def text(self) -> str:
+        return f"{self.op} {self.src0}, {self.src1}, ->{self.dst}"
+
+    __str__ = text
+
+
+@dataclass(frozen=True)
+class BlockRecord:
+    """One instruction of the block template, e.g. ``B.DIM a1, 10, ->LB2``."""
+    op: str
+    args: tuple[str, ...] = field(default_factory=tuple)
+
+    def text(self) -> str:
+        return f"{self.op} {', '.join(self.args)}".rstrip()
+
+    __str__ = text
+
+
+# --- tokenizer ----------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<arrow>->)
+  | (?P<num>0[xX][0-9a-fA-F_]+|\d+)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>[<>,\[\]:+\-.#])
+""", re.VERBOSE)
+
+
+@dataclass
+class _Tok:
+    kind: str
+    text: str
+    col: int
+
+
+def _tokenize(line: str, lineno: int | None) -> list[_Tok]:
+    toks, pos = [], 0
+    while pos < len(line):
+        ch = line[pos]
+        if ch == ";" or (ch == "#" and (pos == 0 or not (line[pos - 1].isalnum()
+                                                       or line[pos - 1] == "_"))):
+            break                                   # comment to end of line
+        m = _TOKEN.match(line, pos)
+        if not m:
+            raise AsmError(f"unexpected character {ch!r}", line, pos, lineno)
+        if m.lastgroup != "ws":
+            toks.append(_Tok(m.lastgroup, m.group(), pos))
+        pos = m.end()
+    toks.append(_Tok("end", "", len(line.rstrip())))
+    return toks
+
+
+class _Parser:
+    def __init__(self, line: str, lineno: int | None = None):
+        self.line, self.lineno = line, lineno
+        self.toks = _tokenize(line, lineno)
+        self.i = 0
+
+    @property
+    def tok(self) -> _Tok:
+        return self.toks[self.i]
+
+    def error(self, msg: str, tok: _Tok | None = None):
+        tok = tok or self.tok
+        raise AsmError(msg, self.line, tok.col, self.lineno)
+
+    def next(self) -> _Tok:
+        t = self.tok
+        self.i += 1
+        return t
+
+    def at(self, text: str) -> bool:
+        return self.tok.text == text
+
+    def expect(self, text: str, what: str) -> _Tok:
+        if not self.at(text):
+            found = self.tok.text or "end of line"
+            self.error(f"expected '{text}' {what}, found '{found}'")
+        return self.next()
+
+    def number(self, what: str) -> int:
+        if self.tok.kind != "num":
+            self.error(f"expected a number for {what}, found '{self.tok.text or 'end of line'}'")
+        return int(self.next().text.replace("_", ""), 0)
+
+    def register(self, what: str) -> str:
+        t = self.tok
+        if t.kind != "name" or t.text not in SCALAR_REGS:
+            self.error(f"expected a scalar register for {what} (a0..a7, t0..t6, s0..s11, "
+                       f"x0..x31, zero), found '{t.text or 'end of line'}'")
+        return self.next().text
+
+    def operand(self, what: str) -> Operand:
+        """``imm`` | ``reg`` | ``reg+imm`` | ``reg-imm``."""
+        t = self.tok
+        if t.kind == "num":
+            return Operand("zero", self.number(what))
+        reg = self.register(what)
+        if self.at("+") or self.at("-"):
+            sign = 1 if self.next().text == "+" else -1
+            return Operand(reg, sign * self.number(what))
+        return Operand(reg, 0)
+
+    def size(self, what: str) -> int | str:
+        t = self.tok
+        if t.kind == "name" and t.text in SCALAR_REGS:
+            return self.next().text
+        if t.kind != "num":
+            self.error(f"expected a size for {what} (e.g. 2KB, 512, or a register)")
+        value = self.number(what)
+        unit = self.tok
+        if unit.kind == "name" and unit.col == t.col + len(t.text):
+            mult = {"B": 1, "K": 1024, "KB": 1024, "M": 1 << 20, "MB": 1 << 20}.get(unit.text.upper())
+            if mult is None:
+                self.error(f"unknown size unit '{unit.text}' (use B or KB)", unit)
+            self.next()
+            value *= mult
+        return value
+
+    def end(self):
+        if self.tok.kind != "end":
+            self.error(f"unexpected '{self.tok.text}' after the end of the instruction")
+
+
+_DEP = re.compile(r"^D\d+$")
+
+
+def _parse_tload(p: _Parser) -> TLoadInsn:
+    head = p.next()
+    layout = TLoadLayout.NORM
+    if p.at("."):
+        p.next()
+        t = p.tok
+        if t.kind != "name" or t.text.upper() not in TLoadLayout.__members__:
+            p.error(f"unknown layout '{t.text}' (NORM, ND2NZ, ND2ZN, DN2NZ, DN2ZN)")
+        layout = TLoadLayout[p.next().text.upper()]
+    p.expect("<", f"to open the operand list of {head.text}")
+    lbs: dict[str, Operand] = {}
+    dt = pad = None
+    while True:
+        t = p.tok
+        up = t.text.upper()
+        if t.kind == "name" and up in ("LB0", "LB1", "LB2"):
+            if up in lbs:
+                p.error(f"{up} given twice")
+            p.next()
+            p.expect(":", f"after {up}")
+            lbs[up] = p.operand({"LB0": "ValidCol", "LB1": "ValidRow", "LB2": "Col"}[up])
+        elif t.kind == "name" and up in {k.upper() for k in DTYPES}:
+            if dt is not None:
+                p.error("DataType given twice")
+            dt = _dtype(p.next().text)
+        elif t.kind == "name" and t.text.capitalize() in PadValue.__members__:
+            if pad is not None:
+                p.error("PadValue given twice")
+            pad = PadValue[p.next().text.capitalize()]
+        elif t.kind == "name" and up == "FP8":
+            p.error("FP8 is ambiguous: write E4M3 or E5M2")
+        else:
+            p.error(f"expected LB0:, LB1:, LB2:, a DataType ({', '.join(DTYPES)}) or a "
+                    f"PadValue (Null, Zero, Max, Min), found '{t.text or 'end of line'}'")
+        if p.at(">"):
+            close = p.next()
+            break
+        p.expect(",", "between operands (or '>' to close them)")
+    if "LB0" not in lbs:
+        p.error("LB0 (ValidCol) is required", close)
+    if dt is None:
+        p.error("a DataType is required", close)
+    p.expect(",", "after the operand list")
+    p.expect("[", "to open the source registers [RegSrc0, RegSrc1]")
+    base = p.register("RegSrc0")
+    stride = None
+    if p.at(","):
+        p.next()
+        stride = p.register("RegSrc1")
+    p.expect("]", "to close the source registers")
+    deps = []
+    while True:
+        p.expect(",", "before the destinations '->'")
+        if p.tok.kind == "arrow":
+            p.next()
+            break
+        t = p.tok
+        if t.kind == "name" and _DEP.match(t.text):
+            if len(deps) == 3:
+                p.error("at most 3 dependencies (DepSrc0..2)")
+            deps.append(p.next().text)
+        else:
+            p.error(f"expected a dependency label (D<n>) or '->', found '{t.text or 'end of line'}'")
+    dsts, dep_dst = [], None
+    while True:
+        t = p.tok
+        if t.kind == "name" and _DEP.match(t.text):
+            dep_dst = p.next().text
+            break
+        if t.kind != "name" or t.text.upper() not in QUEUES:
+            p.error(f"expected a destination queue (T, U, M, N), found '{t.text or 'end of line'}'")
+        if len(dsts) == MAX_OUTPUTS:
+            p.error(f"at most {MAX_OUTPUTS} destinations (DstTile0..7)")
+        q = p.next().text.upper()
+        p.expect("<", f"after {q} to give its size, e.g. {q}<2KB>")
+        size = p.size(f"DstTile{len(dsts)}")
+        p.expect(">", "after the size")
+        dsts.append((q, size))
+        if not p.at(","):
+            break
+        p.next()
+    p.end()
+    return TLoadInsn(layout=layout, dtype=dt, pad=PadValue.Null if pad is None else pad,
+                     valid_col=lbs["LB0"], valid_row=lbs.get("LB1", Operand("zero", 1)),
+                     col=lbs.get("LB2"), base=base, stride=stride, dsts=tuple(dsts),
+                     dep_srcs=tuple(deps), dep_dst=dep_dst)
+
+
+def _parse_tile_ref(p: _Parser, what: str) -> TileRef:
+    t = p.tok
+    q = t.text.upper()
+    if t.kind != "name" or q not in QUEUES:
+        p.error(f"expected a tile register for {what} (T#1..N#16, ACC, S), found "
+                f"'{t.text or 'end of line'}'")
+    p.next()
+    index = None
+    if q not in ("ACC", "S"):
+        p.expect("#", f"after {q} (e.g. {q}#1)")
+        it = p.tok
+        index = p.number(f"{what}'s relative index")
+        if not 1 <= index <= QUEUE_DEPTH:
+            p.error(f"relative index {index} is outside 1..{QUEUE_DEPTH}", it)
+    reuse = False
+    if p.at("."):
+        p.next()
+        if not (p.tok.kind == "name" and p.tok.text.lower() == "reuse"):
+            p.error("expected 'reuse' after '.'")
+        p.next()
+        reuse = True
+    return TileRef(q, index, reuse)
+
+
+def _parse_elementwise(p: _Parser) -> ElementwiseInsn:
+    op = p.next().text.upper()
+    a = _parse_tile_ref(p, "the first source")
+    p.expect(",", "between the sources")
+    b = _parse_tile_ref(p, "the second source")
+    p.expect(",", "before the destination '->'")
+    if p.tok.kind != "arrow":
+        p.error("expected '->' before the destination queue")
+    p.next()
+    t = p.tok
+    if t.kind != "name" or t.text.upper() not in QUEUES:
+        p.error(f"expected a destination queue (T, U, M, N), found '{t.text or 'end of line'}'")
+    dst = p.next().text.upper()
+    p.end()
+    return ElementwiseInsn(op, a, b, dst)
+
+
+def parse_line(line: str, lineno: int | None = None) -> TLoadInsn | ElementwiseInsn | None:
+    """Parse one program line; None for a blank or comment-only line."""
+    p = _Parser(line, lineno)
+    t = p.tok
+    if t.kind == "end":
+        return None
+    mnemonic = t.text.upper()
+    if t.kind == "name" and mnemonic == "TLOAD":
+        return _parse_tload(p)
+    if t.kind == "name" and mnemonic in ("TADD", "TSUB"):
+        return _parse_elementwise(p)
+    p.error(f"unknown instruction '{t.text}' (TLOAD, TADD, TSUB)")
+
+
+def parse_tload(text: str) -> TLoadInsn:
+    insn = parse_line(text)
+    if not isinstance(insn, TLoadInsn):
+        raise AsmError("expected a TLOAD instruction", text, 0)
+    return insn
+
+
+def parse_program(text: str) -> list[tuple[int, TLoadInsn | ElementwiseInsn]]:
+    """(line number, instruction) for every non-blank line of a program."""
+    out = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        insn = parse_line(line, n)
+        if insn is not None:
+            out.append((n, insn))
+    return out
+
+
+# --- block template ------------------------------------------------------------------------
+
+def assemble(insn: TLoadInsn | str) -> list[BlockRecord]:
+    """A TLOAD -> its block template (D9), as ordered records."""
+    if isinstance(insn, str):
+        insn = parse_tload(insn)
+    recs = [BlockRecord("BSTART.TMA", ("TLOAD", insn.dtype.name)),
+            BlockRecord("B.DATR", (insn.layout.name, insn.pad.name))]
+    for lb, op in (("LB0", insn.valid_col), ("LB1", insn.valid_row), ("LB2", insn.col)):
+        recs.append(BlockRecord("B.DIM", (op.reg, str(op.imm), f"->{lb}")))
+    for k, (q, s) in enumerate(insn.dsts):
+        last = ("last",) if k == len(insn.dsts) - 1 else ()
+        recs.append(BlockRecord("B.IOT", last + (f"->{q}<{format_size(s)}>",)))
+    recs.append(BlockRecord("B.IOR", (insn.base,) + ((insn.stride,) if insn.stride else ())))
+    if insn.dep_srcs or insn.dep_dst:
+        recs.append(BlockRecord("B.IOD", insn.dep_srcs
+                                + ((f"->{insn.dep_dst}",) if insn.dep_dst else ())))
+    return recs
+
+
+def records_text(records: list[BlockRecord]) -> str:
+    return "\n".join(r.text() for r in records)
+
+
+_REC = re.compile(r"^\s*(?P<op>[A-Za-z.]+)\s*(?P<args>.*?)\s*$")
+_IOT = re.compile(r"^->(?P<q>[A-Z]+)<(?P<s>[^>]+)>$")
+
+
+def parse_block(text: str) -> list[BlockRecord]:
+    """Block-template text (one record per line) -> records."""
+    recs = []
+    for line in text.splitlines():
+        line = line.split(";")[0].strip()
+        if not line:
+            continue
+        m = _REC.match(line)
+        args = tuple(a.strip() for a in m["args"].split(",")) if m["args"] else ()
+        recs.append(BlockRecord(m["op"], args))
+    return recs
+
+
+def disassemble(records: list[BlockRecord] | str) -> TLoadInsn:
+    """Block template -> the TLOAD it encodes.  Raises AsmError on a malformed template."""
+    if isinstance(records, str):
+        records = parse_block(records)
+    by_op: dict[str, list[BlockRecord]] = {}
+    for r in records:
+        by_op.setdefault(r.op, []).append(r)
+
+    def bad(msg, rec=None):
+        text = rec.text() if rec else records_text(records)
+        raise AsmError(msg, text, 0)
+
+    head = by_op.get("BSTART.TMA", [None])[0]
+    if head is None or len(head.args) != 2 or head.args[0] != "TLOAD":
+        bad("the template must start with BSTART.TMA TLOAD, DataType", head)
+    try:
+        dt = _dtype(head.args[1])
+    except ValueError as e:
+        bad(str(e), head)
+    datr = by_op.get("B.DATR", [None])[0]
+    if datr is None or len(datr.args) != 2 or datr.args[0] not in TLoadLayout.__members__ \
+            or datr.args[1] not in PadValue.__members__:
+        bad("B.DATR must give Layout, PadValue", datr)
+    lbs = {}
+    for r in by_op.get("B.DIM", []):
+        if len(r.args) != 3 or r.args[2] not in ("->LB0", "->LB1", "->LB2") \
+                or r.args[0] not in SCALAR_REGS:
+            bad("B.DIM must be 'reg, imm, ->LBn'", r)
+        try:
+            lbs[r.args[2][2:]] = Operand(r.args[0], int(r.args[1], 0))
+        except ValueError:
+            bad(f"B.DIM immediate '{r.args[1]}' is not a number", r)
+    if "LB0" not in lbs:
+        bad("B.DIM ->LB0 (ValidCol) is missing")
+    dsts = []
+    for r in by_op.get("B.IOT", []):
+        m = _IOT.match(r.args[-1]) if r.args else None
+        if not m or m["q"] not in QUEUES:
+            bad("B.IOT must be '[last,] ->Q<Size>'", r)
+        s = m["s"]
+        if s in SCALAR_REGS:
+            size: int | str = s
+        else:
+            mm = re.match(r"^(0[xX][0-9a-fA-F]+|\d+)(KB|B)?$", s)
+            if not mm:
+                bad(f"B.IOT size '{s}' is not a size", r)
+            size = int(mm[1], 0) * (1024 if mm[2] == "KB" else 1)
+        dsts.append((m["q"], size))
+    if not dsts:
+        bad("no B.IOT destination")
+    ior = by_op.get("B.IOR", [None])[0]
+    if ior is None or not 1 <= len(ior.args) <= 2 or any(a not in SCALAR_REGS for a in ior.args):
+        bad("B.IOR must be 'RegSrc0[, RegSrc1]'", ior)
+    deps, dep_dst = [], None
+    for r in by_op.get("B.IOD", []):
+        for a in r.args:
+            if a.startswith("->"):
+                dep_dst = a[2:]
+            else:
+                deps.append(a)
+    return TLoadInsn(layout=TLoadLayout[datr.args[0]], dtype=dt, pad=PadValue[datr.args[1]],
+                     valid_col=lbs["LB0"], valid_row=lbs.get("LB1", Operand("zero", 1)),
+                     col=lbs.get("LB2"), base=ior.args[0],
+                     stride=ior.args[1] if len(ior.args) > 1 else None,
+                     dsts=tuple(dsts), dep_srcs=tuple(deps), dep_dst=dep_dst)

@@ -1,0 +1,82 @@
+"""The golden machine: global memory, scalar registers and the tile register file.
+
+:meth:`Machine.execute` runs one instruction atomically: it evaluates the
+operands, checks the instruction (faults first: decode and parameters, then
+the memory range, then tile allocation), computes the result, and only then
+commits it to the register file.  A faulting instruction changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .asm import ElementwiseInsn, TLoadInsn, parse_line, parse_program
+from .dtypes import Profile
+from .faults import Fault, IllegalInstruction
+from .tiles import TileRegisterFile
+from .tload import LCFR, TileImage, TLoadParams, tload, tload_reference
+from .vector import elementwise
+
+__all__ = ["Machine", "StepResult"]
+
+
+@dataclass
+class StepResult:
+    insn: object
+    params: TLoadParams | None = None
+    tiles: list[TileImage] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+
+
+class Machine:
+    """Global memory + scalar registers + tile register file.
+
+    ``impl`` selects the TLOAD model: ``"fast"`` (vectorized, default) or
+    ``"reference"`` (the seed's loops).
+    """
+
+    def __init__(self, memory: np.ndarray | bytes | int = 1 << 20, regs: dict | None = None,
+                 profile: Profile | str = Profile.FINITE, lcfr: LCFR = LCFR(),
+                 impl: str = "fast"):
+        if isinstance(memory, int):
+            memory = np.zeros(memory, dtype=np.uint8)
+        self.memory = np.frombuffer(bytes(memory), dtype=np.uint8).copy() \
+            if isinstance(memory, (bytes, bytearray)) else np.asarray(memory, dtype=np.uint8)
+        self.regs: dict[str, int] = dict(regs or {})
+        self.profile = Profile(profile)
+        self.lcfr = lcfr
+        self.tiles = TileRegisterFile(lcfr)
+        if impl not in ("fast", "reference"):
+            raise ValueError(f"impl={impl!r}: choose 'fast' or 'reference'")
+        self._tload = tload if impl == "fast" else tload_reference
+
+    def execute(self, insn: TLoadInsn | ElementwiseInsn | str) -> StepResult:
+        if isinstance(insn, str):
+            insn = parse_line(insn)
+        if isinstance(insn, TLoadInsn):
+            params = insn.resolve(self.regs)
+            images = self._tload(self.memory, params, self.profile, self.lcfr)
+            names = self.tiles.commit([], images)
+            return StepResult(insn, params, images, names)
+        if isinstance(insn, ElementwiseInsn):
+            a = self.tiles.read(insn.src0)
+            b = self.tiles.read(insn.src1)
+            if insn.dst not in ("T", "U", "M", "N"):
+                raise IllegalInstruction("dst", insn.dst, f"{insn.op} writes T, U, M or N")
+            out = elementwise(insn.op, a, b, insn.dst)
+            names = self.tiles.commit([insn.src0, insn.src1], [out])
+            return StepResult(insn, None, [out], names)
+        raise TypeError(f"not an instruction: {insn!r}")
+
+    def run(self, program: str) -> list[StepResult]:
+        """Run every line; a fault stops the program and is re-raised with its line."""
+        results = []
+        for lineno, insn in parse_program(program):
+            try:
+                results.append(self.execute(insn))
+            except Fault as f:
+                f.lineno = lineno
+                raise
+        return results
