@@ -1,0 +1,188 @@
+"""The command line through a subprocess: exit codes, npz contents, JSON shape."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model.asm import parse_tload
+from model.tload import tload
+
+SEED_1 = "TLOAD.NORM <LB0:100, LB1:a0, LB2:a1+10, FP16>, [a2], ->T<2KB>"
+REGS = ["--reg", "a0=8", "--reg", "a1=118", "--reg", "a2=0"]
+
+
+def _command():
+    script = Path(sys.executable).parent / "tilecosim"
+    if script.exists():
+        return [str(script)]
+    if os.environ.get("CI"):
+        pytest.fail("the tilecosim console script is not installed next to the Python running "
+                    "the tests: run 'make install'")
+    return [sys.executable, "-m", "hdl"]
+
+
+def run(*args, stdin=None):
+    return subprocess.run(_command() + list(args), capture_output=True, text=True, input=stdin,
+                          timeout=120)
+
+
+def test_seed_example_human_output():
+    r = run("tload", SEED_1, *REGS)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "TLOAD.NORM <LB0:100, LB1:a0, LB2:a1+10, FP16, Null>, [a2], ->T<2KB>"
+    assert lines[1].startswith("T#1 (DstTile0): T<2048> FP16 ND 8x128, loaded 8x100")
+    assert "undefined (Null pad)" in lines[1]
+    # ramp memory: element k holds k; row i starts at i * ValidCol
+    assert lines[2].split()[:3] == ["0", "1", "2"] and lines[3].split()[:2] == ["100", "101"]
+    assert lines[2].split()[-1] == "."
+
+
+def test_json_shape():
+    r = run("tload", SEED_1, *REGS, "--json")
+    assert r.returncode == 0
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert {"op", "backend", "tiles", "cycles", "ideal_cycles", "match", "fault"} <= set(obj)
+    assert obj["op"] == "tload" and obj["backend"] == "golden" and obj["fault"] is None
+    assert obj["cycles"] is None and obj["ideal_cycles"] is None and obj["match"] is None
+    assert obj["tiles"] == [{"queue": "T", "size": 2048, "rows": 8, "cols": 128, "layout": "ND",
+                             "dtype": "FP16", "name": "T#1"}]
+
+
+def test_npz_matches_the_model_on_a_memory_file(tmp_path):
+    gm = np.random.default_rng(3).integers(0, 256, 1 << 16, dtype=np.uint8)
+    gm.tofile(tmp_path / "gm.bin")
+    asm = "TLOAD.DN2NZ <LB0:20, LB1:a0, LB2:32, BF16, Min>, [a1, a2], ->T<1KB>, U<1KB>"
+    out = tmp_path / "t.npz"
+    r = run("tload", asm, "--reg", "a0=30", "--reg", "a1=0x40", "--reg", "a2=100",
+            "--mem", str(tmp_path / "gm.bin"), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    want = tload(gm, parse_tload(asm).resolve({"a0": 30, "a1": 0x40, "a2": 100}))
+    with np.load(out) as z:
+        assert sorted(z.files) == ["tile0", "tile1", "valid0", "valid1"]
+        for k, img in enumerate(want):
+            assert z[f"tile{k}"].dtype == np.uint8 and z[f"valid{k}"].dtype == bool
+            np.testing.assert_array_equal(z[f"tile{k}"], img.data)
+            np.testing.assert_array_equal(z[f"valid{k}"], img.valid)
+
+
+def test_null_padding_marks_bytes_invalid_in_npz(tmp_path):
+    out = tmp_path / "t.npz"
+    r = run("tload", "TLOAD.NORM <LB0:3, LB2:128, S16>, [a0], ->T<256>", "--reg", "a0=0",
+            "--out", str(out))
+    assert r.returncode == 0
+    with np.load(out) as z:
+        assert z["valid0"].tolist() == [True] * 6 + [False] * 250
+
+
+def test_profile_option(tmp_path):
+    out = tmp_path / "t.npz"
+    asm = "TLOAD.NORM <LB0:1, LB2:128, FP16, Max>, [a0], ->T<256>"
+    assert run("tload", asm, "--reg", "a0=0", "--profile", "ieee-inf", "--out", str(out)).returncode == 0
+    with np.load(out) as z:
+        assert z["tile0"].view(np.uint16)[1] == 0x7C00
+
+
+def test_fault_exit_3_json_and_nothing_written(tmp_path):
+    out = tmp_path / "t.npz"
+    r = run("tload", "TLOAD.NORM <LB0:40, LB2:32, FP16>, [a0], ->T<512>", "--reg", "a0=0",
+            "--json", "--out", str(out))
+    assert r.returncode == 3
+    assert r.stderr.strip() == "IllegalParameter: ValidCol=40: exceeds Col=32"
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert obj["fault"] == {"name": "IllegalParameter", "code": 2,
+                            "message": "ValidCol=40: exceeds Col=32"}
+    assert obj["tiles"] == []
+    assert not out.exists()
+
+
+def test_out_of_bounds_on_a_small_memory(tmp_path):
+    (tmp_path / "gm.bin").write_bytes(bytes(1000))
+    r = run("tload", "TLOAD.NORM <LB0:64, LB1:4, S8>, [a0], ->T<256>", "--reg", "a0=900",
+            "--mem", str(tmp_path / "gm.bin"))
+    assert r.returncode == 3 and r.stderr.startswith("OutOfBounds: RegSrc0=900")
+
+
+def test_tload_to_acc_is_illegal_instruction():
+    r = run("tload", "TLOAD <LB0:16, S8>, [a0], ->ACC<256>", "--reg", "a0=0")
+    assert r.returncode == 3 and r.stderr.startswith("IllegalInstruction: DstTile0=ACC")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["tload", SEED_1, "--reg", "a0=eight"], "--reg 'a0=eight': VALUE 'eight' is not an integer"),
+    (["tload", SEED_1, "--reg", "q9=1"], "--reg 'q9=1': expected NAME=VALUE"),
+    (["tload", SEED_1, "--reg", "a0=8"], "register a1 has no value"),
+    (["tload", SEED_1, *REGS, "--backend", "amaranth"], "--backend amaranth is not available yet"),
+    (["tload", SEED_1, *REGS, "--backend", "modelsim"], "invalid choice: 'modelsim'"),
+    (["tload", SEED_1, *REGS, "--profile", "fast"], "invalid choice: 'fast'"),
+    (["tload", SEED_1, *REGS, "--mem", "/nonexistent/gm.bin"], "--mem '/nonexistent/gm.bin'"),
+    (["tload", SEED_1, *REGS, "--out", "/nonexistent/dir/t.npz"], "directory does not exist"),
+    (["tload", SEED_1, *REGS, "--mem-size", "-5"], "--mem-size '-5' must be positive"),
+    (["tload", SEED_1, *REGS, "--lcfr", "1:2"], "need 256 <= MIN <= MAX"),
+    (["run", "/nonexistent/prog.s"], "PROGRAM '/nonexistent/prog.s'"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+])
+def test_usage_errors_exit_2_on_one_line(args, needle):
+    r = run(*args)
+    assert r.returncode == 2
+    assert needle in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_malformed_assembly_points_at_the_column():
+    r = run("tload", "TLOAD.ND2NZ <LB0:100 LB1:a0, FP16>, [a2], ->T<2KB>")
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert lines[0] == "tilecosim tload: error: column 22: expected ',' between operands " \
+                       "(or '>' to close them), found 'LB1'"
+    assert lines[2].index("^") == lines[1].index("LB1")
+
+
+def test_asm_prints_template_fields_and_values():
+    r = run("asm", "TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16, Zero>, [a2, a0], ->T<2KB>", *REGS)
+    assert r.returncode == 0
+    assert "  B.DIM a1, 10, ->LB2\n" in r.stdout and "  B.IOR a2, a0\n" in r.stdout
+    assert "  Col       a1+10" in r.stdout and "  col       128" in r.stdout
+    r = run("asm", SEED_1, "--json")
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert obj["block"][0] == "BSTART.TMA TLOAD, FP16" and obj["values"] is None
+
+
+SEED_PROGRAM = """\
+TLOAD.NORM <LB0:16, LB1:16, FP16>, [a0], ->T<512>
+TLOAD.NORM <LB0:16, LB1:16, FP16>, [a1], ->T<512>
+TLOAD.NORM <LB0:16, LB1:16, FP16>, [a2], ->T<512>
+TADD T#2.reuse, T#3, ->U
+TSUB T#2, T#1, ->U
+"""
+
+
+def test_run_seed_program(tmp_path):
+    (tmp_path / "p.s").write_text(SEED_PROGRAM)
+    r = run("run", str(tmp_path / "p.s"), "--reg", "a0=0", "--reg", "a1=512", "--reg", "a2=1024")
+    assert r.returncode == 0, r.stderr
+    assert "line 4: TADD T#2.reuse, T#3, ->U  ->  U#1" in r.stdout
+    assert "live tile registers (2):" in r.stdout
+    r = run("run", "-", "--reg", "a0=0", "--reg", "a1=512", "--reg", "a2=1024",
+            stdin=SEED_PROGRAM + "TADD T#3, T#1, ->U\n")
+    assert r.returncode == 3
+    assert r.stderr.startswith("line 6: TileReleased: source=T#3")
+
+
+@pytest.mark.parametrize("cmd", [[], ["tload"], ["asm"], ["run"]])
+def test_help_explains_with_an_example(cmd):
+    r = run(*cmd, "--help")
+    assert r.returncode == 0 and "example" in r.stdout
+
+
+def test_demo_runs():
+    r = run("demo")
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert r.stdout.rstrip().endswith("demo: all steps behaved as expected")
