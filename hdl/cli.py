@@ -28,6 +28,7 @@ from model.tload import LCFR
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
 BACKENDS = ("golden", "amaranth", "icarus", "verilator")
 DEFAULT_MEM_SIZE = 4 << 20
+MAX_MEM_SIZE = 1 << 30
 
 
 class UsageError(Exception):
@@ -96,8 +97,8 @@ def _int_arg(name):
             v = int(text, 0)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"{name} {text!r} must be positive")
+        if not 0 < v <= MAX_MEM_SIZE:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} must be in 1..{MAX_MEM_SIZE}")
         return v
     return conv
 
