@@ -53,6 +53,9 @@ examples:
       --reg a0=8 --reg a1=118 --reg a2=0
   tilecosim asm 'TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16, Zero>, [a2, a0], ->T<2KB>'
   tilecosim run program.s --reg a0=0
+  tilecosim load-data-with-transpose --dtype int8 --repeat-times 3 --src-stride 1 \\
+      --dst-gap 1 --src l1.bin --dst-bytes 4096
+  tilecosim load-align --dist DIST_US_B16 --dtype b16 --ub ub.bin --addr 64
   tilecosim demo
 
 exit status: 0 done, 1 HDL/golden mismatch, 2 usage error, 3 the instruction faulted
@@ -166,8 +169,107 @@ run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
     _add_machine(r)
     r.add_argument("--full", action="store_true", help="print whole matrices")
 
+    _add_ldt_parser(sub)
+    _add_load_align_parser(sub)
     sub.add_parser("demo", help="a short showcase of TLOAD layouts, padding and tile registers")
     return top
+
+
+LDT_HELP = """\
+Run one LoadDataWithTranspose (L1 -> L0A/L0B, square-block transpose) and print where each
+fractal went, with the first square before and after its transpose.
+
+examples:
+  # seed 001: int8, 3072 B, repeatTimes 3, srcStride 1, dstGap 1, dstFracGap 0
+  tilecosim load-data-with-transpose --dtype int8 --repeat-times 3 --src-stride 1 \\
+      --dst-gap 1 --src l1.bin --dst-bytes 4096 --out l0a.bin
+  # V2 (L0B only): startIndex and srcStride count 512 B fractals
+  tilecosim load-data-with-transpose --v2 --dtype half --repeat-times 2 --src-stride 1 \\
+      --src l1.bin --dst-bytes 2048 --json
+
+--src is the L1 image (the source tensor starts at its address 0, L1 is as large as the
+file); the destination starts as --dst-bytes zero bytes and --out writes all of it.
+The V2 source-address formula is inferred (see model/load_data.py).
+"""
+
+LOAD_ALIGN_HELP = """\
+Run one LoadAlign (UB -> one or two RegTensors of VL bytes) and print the register lanes.
+
+examples:
+  tilecosim load-align --dist DIST_US_B16 --dtype b16 --ub ub.bin --addr 64
+  tilecosim load-align --dist DIST_DINTLV_B8 --dtype b8 --ub ub.bin --addr 0 \\
+      --post-update 512 --json --out regs.npz
+
+--addr is the byte address in UB (UB is as large as the --ub file); --post-update STRIDE
+and --addr-reg OFFSET count elements of --dtype, as in the seed.  --out writes dst0 (and
+dst1 for dual modes) as uint8 arrays of VL bytes.
+"""
+
+
+def _add_ldt_parser(sub):
+    p = sub.add_parser("load-data-with-transpose", help="L1 -> L0A/L0B fractal transpose",
+                       description=LDT_HELP, formatter_class=_FMT)
+    from model.load_data import LDT_DTYPES
+    p.add_argument("--dtype", required=True, choices=list(LDT_DTYPES))
+    p.add_argument("--repeat-times", required=True, type=_any_int("--repeat-times"), metavar="N")
+    for name in ("--start-index", "--src-stride", "--dst-gap", "--dst-frac-gap"):
+        p.add_argument(name, type=_any_int(name), default=0, metavar="N")
+    p.add_argument("--addr-mode", type=_any_int("--addr-mode"), choices=(0, 1), default=0,
+                   help="1: the source square index decreases by srcStride per iteration")
+    p.add_argument("--v2", action="store_true", help="LoadData2dTransposeParamsV2 (L0B only)")
+    p.add_argument("--src-frac-gap", type=_any_int("--src-frac-gap"), default=None, metavar="N",
+                   help="V2 only: gap between the source fractals of one square, in 512 B")
+    p.add_argument("--dst", choices=("L0A", "L0B"), default=None,
+                   help="destination buffer (default L0A; L0B for --v2)")
+    p.add_argument("--src", required=True, metavar="FILE", help="L1 image")
+    p.add_argument("--dst-bytes", required=True, type=_int_arg("--dst-bytes"), metavar="N")
+    p.add_argument("--backend", choices=BACKENDS, default="golden")
+    p.add_argument("--model", choices=("fast", "reference"), default="fast")
+    p.add_argument("--out", metavar="FILE", help="write the whole destination image (raw bytes)")
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+
+
+def _add_load_align_parser(sub):
+    from model.load_align import LoadDist, WIDTHS
+    p = sub.add_parser("load-align", help="UB -> RegTensor with a distribution mode",
+                       description=LOAD_ALIGN_HELP, formatter_class=_FMT)
+    p.add_argument("--dist", required=True, type=_dist_arg, metavar="DIST_...",
+                   help="one of " + ", ".join(d.name for d in LoadDist))
+    p.add_argument("--dtype", required=True, choices=list(WIDTHS))
+    p.add_argument("--ub", required=True, metavar="FILE", help="UB image")
+    p.add_argument("--addr", required=True, type=_any_int("--addr"), metavar="BYTES")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--post-update", type=_any_int("--post-update"), metavar="STRIDE",
+                   help="PostUpdate: load, then addr += STRIDE elements (next_addr in the JSON)")
+    g.add_argument("--addr-reg", type=_any_int("--addr-reg"), metavar="OFFSET",
+                   help="AddrReg: load at addr + OFFSET elements")
+    p.add_argument("--vl", type=_int_arg("--vl"), default=256, metavar="BYTES",
+                   help="vector length (default 256)")
+    p.add_argument("--reg-trait", type=_any_int("--reg-trait"), choices=(1, 2), default=1,
+                   help="2: RegTraitNumTwo (b64 / complex32 split over two registers)")
+    p.add_argument("--backend", choices=BACKENDS, default="golden")
+    p.add_argument("--model", choices=("fast", "reference"), default="fast")
+    p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+
+
+def _any_int(name):
+    def conv(text):
+        try:
+            return int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
+    return conv
+
+
+def _dist_arg(text):
+    from model.load_align import LoadDist
+    key = text.upper()
+    key = key if key.startswith("DIST_") else "DIST_" + key
+    if key not in LoadDist.__members__:
+        raise argparse.ArgumentTypeError(f"--dist {text!r} is not a LoadDist (e.g. DIST_NORM, "
+                                         f"DIST_US_B16, DIST_DINTLV_B8)")
+    return LoadDist[key]
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -311,12 +413,152 @@ def _print_live(machine, full):
         print(format_tile(img, name, full=full))
 
 
+def _read_file(opt, path) -> np.ndarray:
+    try:
+        data = np.fromfile(path, dtype=np.uint8)
+    except OSError as e:
+        raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
+    if data.size == 0:
+        raise UsageError(f"{opt} {path!r}: the file is empty")
+    return data
+
+
+def _no_hdl_yet(args):
+    if args.backend != "golden":
+        raise UsageError(f"--backend {args.backend} is not available yet: the HDL engine for "
+                         f"{args.cmd} lands in a later release; use --backend golden")
+
+
+def cmd_ldt(args) -> int:
+    from model.buffers import Buffer
+    from model.load_data import (FRACTAL, LoadData2dTransposeParams, LoadData2dTransposeParamsV2,
+                                 load_data_with_transpose, load_data_with_transpose_reference,
+                                 plan_ldt)
+    _no_hdl_yet(args)
+    if args.src_frac_gap is not None and not args.v2:
+        raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
+    _check_out(args.out)
+    l1 = Buffer("L1", _read_file("--src", args.src))
+    dst_name = args.dst or ("L0B" if args.v2 else "L0A")
+    l0 = Buffer(dst_name, args.dst_bytes)
+    common = dict(dtype=args.dtype, repeatTimes=args.repeat_times, startIndex=args.start_index,
+                  srcStride=args.src_stride, dstGap=args.dst_gap, dstFracGap=args.dst_frac_gap,
+                  addrMode=bool(args.addr_mode))
+    params = (LoadData2dTransposeParamsV2(srcFracGap=args.src_frac_gap or 0, **common)
+              if args.v2 else LoadData2dTransposeParams(**common))
+    base = {"op": "load-data-with-transpose", "backend": args.backend, "params": params.to_json(),
+            "dst": dst_name}
+    try:
+        pl = plan_ldt(params, l1, Buffer(dst_name, args.dst_bytes))
+        run = load_data_with_transpose if args.model == "fast" else load_data_with_transpose_reference
+        run(l1, l0, params)
+    except Fault as f:
+        print(f"{f.name}: {f.message}", file=sys.stderr)
+        if args.json:
+            _emit_json(dict(base, bytes_moved=0, placements=[], cycles=None, ideal_cycles=None,
+                            match=None, fault=f.to_json()))
+        else:
+            print(f"fault: {f}")
+        return EXIT_FAULT
+    if args.out:
+        l0.data.tofile(args.out)
+    placements = [{"iteration": i, "fractal": j, "src": int(pl.src_addr[i, j]),
+                   "dst": int(pl.dst_addr[i, j])}
+                  for i in range(pl.src_addr.shape[0]) for j in range(pl.src_addr.shape[1])]
+    if args.json:
+        _emit_json(dict(base, bytes_moved=pl.bytes_moved, placements=placements, cycles=None,
+                        ideal_cycles=None, match=None, fault=None))
+        return EXIT_OK
+    kind = "V2" if args.v2 else "V1"
+    print(f"LoadDataWithTranspose {kind} {args.dtype} -> {dst_name}: "
+          + ", ".join(f"{k}={v}" for k, v in params.to_json().items() if k not in ("version", "dtype")))
+    if params.repeatTimes == 0:
+        print("repeatTimes = 0: no operation")
+    for i in range(pl.src_addr.shape[0]):
+        srcs = ", ".join(f"{a:#x}" for a in pl.src_addr[i])
+        dsts = ", ".join(f"{a:#x}" for a in pl.dst_addr[i])
+        print(f"  iteration {i}: L1 fractals {srcs} -> {dst_name} fractals {dsts}")
+    if params.repeatTimes:
+        print(_square_text("square of iteration 0, before (L1)", l1.data, pl.src_addr[0], pl.square))
+        print(_square_text(f"after ({dst_name})", l0.data, pl.dst_addr[0], pl.square))
+    print(f"{pl.bytes_moved} bytes moved" + (f"; wrote {args.out}" if args.out else ""))
+    return EXIT_OK
+
+
+def _square_text(title, data, addrs, sq) -> str:
+    from model.load_data import FRACTAL, squares_of
+    fr = np.stack([data[a:a + FRACTAL] for a in addrs])[None]
+    m = squares_of(fr, sq)[0]
+    digits = max(1, sq.bits // 4)
+    rows = _window_idx(m.shape[0])
+    cols = _window_idx(m.shape[1])
+    out = [f"{title}: {m.shape[0]}x{m.shape[1]} elements (hex)"]
+    for i in rows:
+        cells = ["..." if (i is None or j is None) else f"{int(m[i, j]):0{digits}x}" for j in cols]
+        out.append("  " + " ".join(c.rjust(digits) for c in cells))
+    return "\n".join(out)
+
+
+def _window_idx(n, head=12, tail=3):
+    return list(range(n)) if n <= head + tail + 1 else list(range(head)) + [None] + list(range(n - tail, n))
+
+
+def cmd_load_align(args) -> int:
+    from model.buffers import Buffer
+    from model.load_align import Addressing, WIDTHS, load_align, load_align_reference
+    _no_hdl_yet(args)
+    _check_out(args.out)
+    ub = Buffer("UB", _read_file("--ub", args.ub))
+    if args.post_update is not None:
+        how = Addressing.post_update(args.post_update)
+    elif args.addr_reg is not None:
+        how = Addressing.addr_reg(args.addr_reg)
+    else:
+        how = Addressing()
+    run = load_align if args.model == "fast" else load_align_reference
+    base = {"op": "load-align", "backend": args.backend, "dist": args.dist.name,
+            "dtype": args.dtype, "vl": args.vl, "addressing": how.kind, "addr": args.addr}
+    try:
+        r = run(ub, args.addr, args.dist, args.dtype, how, args.vl, args.reg_trait)
+    except Fault as f:
+        print(f"{f.name}: {f.message}", file=sys.stderr)
+        if args.json:
+            _emit_json(dict(base, address=None, next_addr=None, bytes_read=0, cycles=None,
+                            ideal_cycles=None, match=None, fault=f.to_json()))
+        else:
+            print(f"fault: {f}")
+        return EXIT_FAULT
+    if args.out:
+        np.savez(args.out, **{f"dst{k}": reg for k, reg in enumerate(r.dst)})
+    next_addr = r.next_addr if how.kind == "post_update" else None
+    if args.json:
+        _emit_json(dict(base, address=r.address, next_addr=next_addr, bytes_read=r.nbytes,
+                        cycles=None, ideal_cycles=None, match=None, fault=None))
+        return EXIT_OK
+    w = args.dist.width or WIDTHS[args.dtype]
+    if args.reg_trait == 2:
+        w = WIDTHS[args.dtype] // 2
+    print(f"LoadAlign {args.dist.name} T={args.dtype} VL={args.vl}: read {r.nbytes} B at UB "
+          f"{r.address:#x}" + (f", next_addr {next_addr:#x}" if next_addr is not None else ""))
+    for k, reg in enumerate(r.dst):
+        lanes = reg.reshape(-1, w)[:, ::-1]                  # little-endian: print MSB first
+        print(f"dst{k} ({reg.size // w} lanes of b{8 * w}, hex):")
+        per = max(4, 32 // w)
+        for start in range(0, lanes.shape[0], per):
+            cells = " ".join("".join(f"{b:02x}" for b in lane) for lane in lanes[start:start + per])
+            print(f"  [{start:3d}] {cells}")
+    if args.out:
+        print(f"wrote {args.out}")
+    return EXIT_OK
+
+
 def cmd_demo(args) -> int:
     from .demo import run_demo
     return run_demo()
 
 
-COMMANDS = {"tload": cmd_tload, "asm": cmd_asm, "run": cmd_run, "demo": cmd_demo}
+COMMANDS = {"tload": cmd_tload, "asm": cmd_asm, "run": cmd_run, "demo": cmd_demo,
+            "load-data-with-transpose": cmd_ldt, "load-align": cmd_load_align}
 
 
 def main(argv: list[str] | None = None) -> int:

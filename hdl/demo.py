@@ -58,14 +58,31 @@ def _run(argv) -> tuple[int, str]:
 
 
 def run_demo() -> int:
-    expected = [0, 0, 0, 0, 0, 3, 3]
+    expected = [0, 0, 0, 0, 0, 3]
     got, errs = [], []
     for title, argv in STEPS:
         print(f"## {title}")
         code, err = _run(argv)
         got.append(code)
         errs.append(err)
+    with tempfile.TemporaryDirectory() as d:
+        import numpy as np
+        l1 = Path(d) / "l1.bin"
+        np.arange(4096, dtype="<u2").view(np.uint8).tofile(l1)         # half ramp 0, 1, 2, ...
+        print("## LoadDataWithTranspose, half: three 16x16 squares transposed into L0A "
+              "(seed 001, repeatTimes 3, srcStride 1, dstGap 0).")
+        code, err = _run(["load-data-with-transpose", "--dtype", "half", "--repeat-times", "3",
+                          "--src-stride", "1", "--src", str(l1), "--dst-bytes", "2048"])
+        got.append(code)
+        expected.append(0)
+        print("## LoadAlign DIST_UNPACK_B16: 64 b16 elements, each followed by a zero element.")
+        code, err = _run(["load-align", "--dist", "DIST_UNPACK_B16", "--dtype", "b16",
+                          "--ub", str(l1), "--addr", "0"])
+        got.append(code)
+        expected.append(0)
+        errs += ["", ""]
     print("## The seed's tile-register example: T#2.reuse survives the TADD, T#3 does not.")
+    expected.append(3)
     with tempfile.TemporaryDirectory() as d:
         prog = Path(d) / "seed_tiles.s"
         prog.write_text(SEED_PROGRAM)
@@ -75,7 +92,7 @@ def run_demo() -> int:
         got.append(code)
         errs.append(err)
     if got != expected or "line 7: TileReleased" not in errs[-1] \
-            or "IllegalParameter" not in errs[-2]:
+            or "IllegalParameter" not in errs[len(STEPS) - 1]:
         print(f"demo: unexpected outcome: exit statuses {got} (expected {expected})")
         return 1
     print("demo: all steps behaved as expected")

@@ -42,3 +42,50 @@ def test_tload_and_asm_never_raise(cmd, asm, regs, extra):
             code = e.code
     assert code in (0, 2, 3), err.getvalue()
     assert "Traceback" not in err.getvalue()
+
+
+NUM = st.one_of(st.integers(-5, 300), st.sampled_from(["x", "0x10", "-0", "65536", "1e3"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["int4b", "int8", "half", "float", "uint32", "bad"]), st.booleans(),
+       st.lists(st.tuples(st.sampled_from(["--repeat-times", "--start-index", "--src-stride",
+                                           "--dst-gap", "--dst-frac-gap", "--addr-mode",
+                                           "--src-frac-gap", "--dst-bytes"]), NUM), max_size=5),
+       st.sampled_from([[], ["--dst", "L0B"], ["--dst", "L0A"], ["--json"], ["--model", "reference"]]))
+def test_load_data_with_transpose_never_raises(tmp_path_factory, dtype, v2, opts, extra):
+    src = tmp_path_factory.getbasetemp() / "l1_fuzz.bin"
+    if not src.exists():
+        src.write_bytes(bytes(range(256)) * 32)
+    argv = ["load-data-with-transpose", "--dtype", dtype, "--src", str(src)]
+    argv += ["--v2"] if v2 else []
+    argv += [x for k, v in opts for x in (k, str(v))] + extra
+    if "--repeat-times" not in argv:
+        argv += ["--repeat-times", "1"]
+    if "--dst-bytes" not in argv:
+        argv += ["--dst-bytes", "8192"]
+    _no_traceback(argv)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["DIST_NORM", "us_b16", "DIST_DINTLV_B32", "BLK", "E2B_B32", "nope"]),
+       st.sampled_from(["b8", "b16", "b32", "b64", "b4"]), NUM,
+       st.sampled_from([[], ["--post-update", "64"], ["--addr-reg", "8"], ["--post-update", "3"],
+                        ["--vl", "128"], ["--vl", "100"], ["--reg-trait", "2"], ["--json"]]))
+def test_load_align_never_raises(tmp_path_factory, dist, dtype, addr, extra):
+    ub = tmp_path_factory.getbasetemp() / "ub_fuzz.bin"
+    if not ub.exists():
+        ub.write_bytes(bytes(range(256)) * 16)
+    _no_traceback(["load-align", "--dist", dist, "--dtype", dtype, "--ub", str(ub),
+                   "--addr", str(addr)] + extra)
+
+
+def _no_traceback(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as e:
+            code = e.code
+    assert code in (0, 2, 3), (argv, err.getvalue())
+    assert "Traceback" not in err.getvalue()
