@@ -1,0 +1,53 @@
+"""Pad/merge: fills the invalid elements of a 32-byte line with the pad pattern.
+
+For each byte b of the line: data = valid[b] ? data[b] : pattern byte (b mod esize);
+byte enable = valid[b] | not Null -- with Null padding the padded bytes are simply
+not written (byte enables low), so they keep whatever the tile held (D5).
+
+Latency 1 cycle (registered output); throughput one line per cycle; ``i.ready``
+follows ``o.ready``.  ``meta`` is carried through unchanged.
+"""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["PadMerge"]
+
+LINE = 32
+
+
+class PadMerge(wiring.Component):
+    def __init__(self, meta_width: int = 0):
+        if meta_width < 0:
+            raise ValueError(f"meta_width={meta_width} must be >= 0")
+        self.meta_width = meta_width
+        meta = max(meta_width, 1)
+        super().__init__({
+            "i": In(stream.Signature(data.StructLayout({
+                "data": 8 * LINE, "valid": LINE, "le": 2, "pattern": 64, "null": 1,
+                "meta": meta}))),
+            "o": Out(stream.Signature(data.StructLayout({
+                "data": 8 * LINE, "be": LINE, "meta": meta}))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        i = self.i.payload
+        pad_line = Signal(8 * LINE)
+        with m.Switch(i.le):
+            for le in range(4):
+                e = 1 << le
+                with m.Case(le):
+                    m.d.comb += pad_line.eq(Cat(i.pattern.word_select(b % e, 8) for b in range(LINE)))
+        merged = Cat(Mux(i.valid[b], i.data.word_select(b, 8), pad_line.word_select(b, 8))
+                     for b in range(LINE))
+        be = Cat(i.valid[b] | ~i.null for b in range(LINE))
+
+        m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += self.o.valid.eq(0)
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += [self.o.valid.eq(1), self.o.payload.data.eq(merged),
+                         self.o.payload.be.eq(be), self.o.payload.meta.eq(i.meta)]
+        return m

@@ -1,0 +1,266 @@
+"""Simulating the TLOAD engine against the golden model (Amaranth's simulator).
+
+The bench around :class:`hdl.tload_engine.TLoadEngine`:
+
+* a driver that hands over the instructions;
+* a memory model backed by the numpy global memory: in-order responses after a
+  configurable latency, random stalls on ``req.ready`` and gaps on ``resp.valid``;
+* a tile collector that builds each output tile's byte image from the writes
+  (random back-pressure on ``write.ready``), and a completion collector;
+* the idle/back-pressure patterns come from one logged seed.
+
+:func:`compare` holds the result against the golden model: every byte the model
+defines must be written with the model's value; bytes the model marks don't-care
+(Null padding) are ignored, and nothing else is.  A mismatch report names the output
+tile, the logical row and column, the expected and actual bytes and a command that
+reproduces it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+from amaranth.sim import Simulator
+
+from model.dtypes import PadValue as ModelPad
+from model.faults import Fault
+from model.layouts import tile_offsets
+from model.tload import LCFR, TLoadParams, tload
+
+from .tload_engine import TLoadEngine
+
+__all__ = ["instr_payload", "SimConfig", "SimResult", "simulate_tload", "compare", "Mismatch",
+           "run_and_compare"]
+
+QUEUE_CODES = {"T": 0, "U": 1, "M": 2, "N": 3, "ACC": 4, "S": 5}
+MASK64 = (1 << 64) - 1
+JUNK = 0xCD                  # initial tile content: Null padding must leave it alone
+
+
+def instr_payload(p: TLoadParams) -> dict:
+    """The engine's ``instr`` payload for a TLOAD."""
+    outs = list(p.outputs)
+    queues = [QUEUE_CODES.get(q, 7) for q, _ in outs] + [0] * (8 - len(outs))
+    sizes = [s & MASK64 for _, s in outs] + [0] * (8 - len(outs))
+    return {
+        "layout": int(p.layout), "dtype": p.dtype.code, "pad": int(p.pad),
+        "valid_col": p.valid_col & MASK64, "valid_row": p.valid_row & MASK64,
+        "col": (p.valid_col if p.col is None else p.col) & MASK64,
+        "base": p.base & MASK64, "stride": (p.stride or 0) & MASK64,
+        "stride_given": int(p.stride is not None), "n": min(len(outs), 15),
+        "queues": queues[:8], "sizes": sizes[:8],
+    }
+
+
+@dataclass
+class SimConfig:
+    width: int = 32
+    latency: int = 2               # memory response latency, cycles
+    seed: int = 0                  # back-pressure / idle patterns
+    p_req_ready: float = 1.0       # probability that memory accepts a request in a cycle
+    p_resp_valid: float = 1.0      # probability that a due response is presented
+    p_write_ready: float = 1.0     # probability that the tile side accepts a write
+    p_instr_valid: float = 1.0     # probability that the driver presents its instruction
+    profile: str = "finite"
+    lcfr: tuple[int, int] = (256, 256 * 1024)
+    transpose: str = "square"
+    depth: int = 16
+    vcd: str | None = None
+    max_cycles: int | None = None
+
+
+@dataclass
+class SimResult:
+    tiles: dict = field(default_factory=dict)       # tile index -> uint8 image
+    written: dict = field(default_factory=dict)     # tile index -> bool per byte
+    faults: list = field(default_factory=list)      # one code per instruction, in order
+    accept_cycles: list = field(default_factory=list)
+    done_cycles: list = field(default_factory=list)
+    last_write_cycle: int | None = None
+    first_write_cycle: int | None = None
+    cycles: int | None = None                       # accept of the first -> last write
+    requests: int = 0
+    timed_out: bool = False
+
+
+def _bytes_of(value: int, n: int) -> np.ndarray:
+    return np.frombuffer(int(value).to_bytes(n, "little"), dtype=np.uint8)
+
+
+def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
+                   cfg: SimConfig = SimConfig()) -> SimResult:
+    """Run one or several TLOADs back to back through the engine."""
+    plist = [params] if isinstance(params, TLoadParams) else list(params)
+    mem = np.asarray(mem, dtype=np.uint8)
+    dut = TLoadEngine(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr,
+                      depth=cfg.depth, transpose=cfg.transpose)
+    W = cfg.width
+    rng = random.Random(cfg.seed)
+    res = SimResult()
+    sizes = [max((s for _, s in p.outputs), default=0) for p in plist]
+    ideal = sum(len(p.outputs) * s for p, s in zip(plist, sizes)) // W
+    max_cycles = cfg.max_cycles or (10 * ideal + 100 + 50 * len(plist))
+    state = {"cycle": 0, "done": False}
+
+    async def clock(ctx):
+        while not state["done"]:
+            await ctx.tick()
+            state["cycle"] += 1
+            if state["cycle"] > max_cycles:
+                res.timed_out = True
+                state["done"] = True
+
+    async def driver(ctx):
+        ctx.set(dut.mem_size, min(mem.size, MASK64))
+        for p in plist:
+            while rng.random() > cfg.p_instr_valid:
+                ctx.set(dut.instr.valid, 0)
+                await ctx.tick()
+            ctx.set(dut.instr.payload, instr_payload(p))
+            ctx.set(dut.instr.valid, 1)
+            while True:
+                _, _, v, r = await ctx.tick().sample(dut.instr.valid, dut.instr.ready)
+                if v and r:
+                    res.accept_cycles.append(state["cycle"] - 1)
+                    break
+                if state["done"]:
+                    return
+            ctx.set(dut.instr.valid, 0)
+
+    async def memory(ctx):
+        pending: deque = deque()
+        junk = bytes([0xA5]) * W
+        while not state["done"]:
+            now = state["cycle"]
+            ctx.set(dut.req.ready, rng.random() < cfg.p_req_ready)
+            show = bool(pending) and pending[0][0] <= now and rng.random() < cfg.p_resp_valid
+            ctx.set(dut.resp.valid, show)
+            if show:
+                ctx.set(dut.resp.payload, pending[0][1])
+            _, _, qv, qr, qp, sv, sr = await ctx.tick().sample(
+                dut.req.valid, dut.req.ready, dut.req.payload, dut.resp.valid, dut.resp.ready)
+            if qv and qr:
+                addr, n = int(qp.addr), int(qp.len)
+                if not 1 <= n <= 32 or addr + n > mem.size:
+                    raise AssertionError(f"engine requested {n} B at {addr:#x}, outside the "
+                                         f"{mem.size}-byte memory")
+                chunk = mem[addr:addr + n].tobytes() + junk[:W - n]
+                pending.append((now + cfg.latency, int.from_bytes(chunk, "little")))
+                res.requests += 1
+            if sv and sr:
+                pending.popleft()
+
+    async def tiles(ctx):
+        while not state["done"]:
+            ctx.set(dut.write.ready, rng.random() < cfg.p_write_ready)
+            _, _, v, r, pl = await ctx.tick().sample(dut.write.valid, dut.write.ready,
+                                                     dut.write.payload)
+            if v and r:
+                t, off = int(pl.tile), int(pl.offset)
+                data = _bytes_of(int(pl.data), W)
+                be = np.array([(int(pl.be) >> b) & 1 for b in range(W)], dtype=bool)
+                img = res.tiles.setdefault(t, np.full(1 << 18, JUNK, dtype=np.uint8))
+                wr = res.written.setdefault(t, np.zeros(1 << 18, dtype=bool))
+                img[off:off + W][be] = data[be]
+                wr[off:off + W] |= be
+                cyc = state["cycle"] - 1
+                res.last_write_cycle = cyc
+                if res.first_write_cycle is None:
+                    res.first_write_cycle = cyc
+        ctx.set(dut.write.ready, 0)
+
+    async def completions(ctx):
+        ctx.set(dut.done.ready, 1)
+        while not state["done"]:
+            _, _, v, pl = await ctx.tick().sample(dut.done.valid, dut.done.payload)
+            if v:
+                f = pl.fault
+                res.faults.append(int(getattr(f, "value", f)))
+                res.done_cycles.append(state["cycle"] - 1)
+                if len(res.faults) == len(plist):
+                    state["done"] = True
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    for proc in (clock, driver, memory, tiles, completions):
+        sim.add_testbench(proc, background=proc is clock)
+    if cfg.vcd:
+        traces = [dut.instr.valid, dut.instr.ready, dut.req.valid, dut.req.ready,
+                  dut.resp.valid, dut.resp.ready, dut.write.valid, dut.write.ready,
+                  dut.done.valid, dut.done.ready]
+        with sim.write_vcd(cfg.vcd, traces=traces):
+            sim.run()
+    else:
+        sim.run()
+    if res.accept_cycles and res.last_write_cycle is not None:
+        res.cycles = res.last_write_cycle - res.accept_cycles[0] + 1
+    return res
+
+
+@dataclass
+class Mismatch:
+    output: int
+    row: int
+    col: int
+    byte: int
+    expected: int
+    actual: int | None          # None: the byte was never written
+
+    def __str__(self):
+        act = "unwritten" if self.actual is None else f"{self.actual:#04x}"
+        return (f"output tile {self.output}, row {self.row}, column {self.col}, byte {self.byte} "
+                f"of the element: expected {self.expected:#04x}, got {act}")
+
+
+def compare(p: TLoadParams, mem: np.ndarray, res: SimResult, profile: str = "finite",
+            lcfr: LCFR = LCFR(), tile_base: int = 0) -> tuple[int | None, list[Mismatch]]:
+    """(model fault code or None, mismatches) for one instruction.
+
+    ``tile_base`` is the engine's tile index of this instruction's first output.
+    """
+    try:
+        want = tload(mem, p, profile, lcfr)
+    except Fault as f:
+        return f.code, []
+    out = []
+    for k, img in enumerate(want):
+        got = res.tiles.get(tile_base + k)
+        wr = res.written.get(tile_base + k)
+        e = img.dtype.esize
+        if wr is None:
+            bad = np.nonzero(img.valid)[0]
+        else:
+            bad = np.nonzero(img.valid & (~wr[:img.size] | (got[:img.size] != img.data)))[0]
+        if bad.size:
+            offs = tile_offsets(img.layout, img.rows, img.cols, esize=e)
+            for b in bad[:8]:
+                elem, byte = divmod(int(b), e)
+                r, c = map(int, np.argwhere(offs == elem)[0])
+                actual = None if wr is None or not wr[b] else int(got[b])
+                out.append(Mismatch(k, r, c, byte, int(img.data[b]), actual))
+    return None, out
+
+
+def run_and_compare(p: TLoadParams, mem: np.ndarray, cfg: SimConfig = SimConfig()):
+    """Simulate one TLOAD and compare: (result, model fault code, mismatches, problems).
+
+    ``problems`` lists disagreements of another kind: a fault code different from the
+    model's, a timeout, writes by a faulting instruction.
+    """
+    res = simulate_tload(p, mem, cfg)
+    code, mism = compare(p, mem, res, cfg.profile, LCFR(*cfg.lcfr))
+    problems = []
+    if res.timed_out:
+        problems.append("the engine did not complete within the watchdog "
+                        "(10 x ideal cycles + 100)")
+    got = res.faults[0] if res.faults else None
+    if got != (code or 0):
+        problems.append(f"fault code {got} from the engine, {code or 0} from the model")
+    if code and res.tiles:
+        problems.append("a faulting instruction wrote tiles")
+    if code and res.requests:
+        problems.append(f"a faulting instruction made {res.requests} memory requests")
+    return res, code, mism, problems

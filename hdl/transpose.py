@@ -1,0 +1,183 @@
+"""Square-block transpose unit.
+
+A square is S x S elements of 2**le bytes with S * 2**le = 32: 32x32 b8, 16x16 b16,
+8x8 b32, 4x4 b64 -- one 32-byte row per beat in, one 32-byte column per beat out.
+
+:class:`SquareTranspose` keeps ONE square of storage (32 rows of 32 bytes) and
+alternates the write orientation between consecutive squares: a square written
+row by row is read column by column, and while column ``t`` is read the next
+square's row ``t`` is written into that same column; that square is then read row
+by row.  Input and output both run at one beat per cycle with no gap between
+squares.
+
+:class:`NaiveTranspose` (same interface) fills the square, then drains it; it is the
+second oracle of the tests.
+
+Interface (independent of TLOAD):
+
+* ``i``: rows.  ``payload.data`` is the row (element b in bits [8*e*b, 8*e*(b+1)));
+  ``payload.le`` (log2 of the element size) and ``payload.lines`` (how many
+  columns to emit, 1..S) are taken from row 0 of each square.
+* ``o``: columns 0 .. lines-1 of each square, ``payload.index`` = the column,
+  ``payload.last`` on the final one.
+
+Latency: the first column leaves one cycle after row S-1 enters.  Throughput: one
+row in and one column out per cycle.  A square whose element size differs from the
+one being read waits until that one is drained.
+"""
+
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["TransposeRow", "TransposeLine", "SquareTranspose", "NaiveTranspose", "LINE_BYTES"]
+
+LINE_BYTES = 32
+LINE_BITS = 8 * LINE_BYTES
+
+TransposeRow = data.StructLayout({"data": LINE_BITS, "le": 2, "lines": 6})
+TransposeLine = data.StructLayout({"data": LINE_BITS, "index": 5, "last": 1})
+
+
+def _side(le: int) -> int:
+    return LINE_BYTES >> le
+
+
+class _Storage:
+    """32 rows of 32 bytes with row/column access at element granularity."""
+
+    def __init__(self, m: Module, name: str):
+        self.rows = Array(Signal(LINE_BITS, name=f"{name}_row{r}") for r in range(LINE_BYTES))
+        self.m = m
+
+    def write_row(self, t, value):
+        self.m.d.sync += self.rows[t].eq(value)
+
+    def write_col(self, le, t, value):
+        """Element b of ``value`` -> element t of row b."""
+        m = self.m
+        with m.Switch(le):
+            for k in range(4):
+                e = 8 << k
+                with m.Case(k):
+                    for b in range(_side(k)):
+                        m.d.sync += self.rows[b].word_select(t, e).eq(value.word_select(b, e))
+
+    def read_col(self, le, t):
+        """Element t of every row, packed as a line."""
+        m = self.m
+        out = Signal(LINE_BITS, name="col_read")
+        with m.Switch(le):
+            for k in range(4):
+                e = 8 << k
+                with m.Case(k):
+                    m.d.comb += out.eq(Cat(self.rows[b].word_select(t, e)
+                                           for b in range(_side(k))))
+        return out
+
+
+class SquareTranspose(wiring.Component):
+    """Transpose with one square of storage, alternating orientation (see module doc)."""
+
+    i: In(stream.Signature(TransposeRow))
+    o: Out(stream.Signature(TransposeLine))
+
+    def elaborate(self, platform):
+        m = Module()
+        st = _Storage(m, "sq")
+
+        # writer: square being written
+        w_slot = Signal(6)
+        w_orient = Signal()          # 0: rows, 1: columns
+        w_le = Signal(2)
+        w_lines = Signal(6)
+        # reader: square being read (complete)
+        r_full = Signal()            # a complete square waits to be read
+        r_slot = Signal(6)
+        r_orient = Signal()
+        r_le = Signal(2)
+        r_lines = Signal(6)
+
+        row_le = Mux(w_slot == 0, self.i.payload.le, w_le)
+        row_lines = Mux(w_slot == 0, self.i.payload.lines, w_lines)
+        side = Signal(7)
+        m.d.comb += side.eq(LINE_BYTES >> row_le)
+
+        # output: read slot r_slot of the complete square
+        col = st.read_col(r_le, r_slot)
+        row = st.rows[r_slot]
+        m.d.comb += [
+            self.o.valid.eq(r_full),
+            self.o.payload.data.eq(Mux(r_orient, row, col)),
+            self.o.payload.index.eq(r_slot),
+            self.o.payload.last.eq(r_slot == r_lines - 1),
+        ]
+        reading = self.o.valid & self.o.ready
+        read_done = reading & (r_slot == r_lines - 1)
+
+        # input: slot w_slot may be overwritten once the reader is past it (or reads it now,
+        # getting the old value), or when the square being read does not need it
+        slot_free = (~r_full | (w_slot < r_slot) | ((w_slot == r_slot) & reading)
+                     | (w_slot >= r_lines))
+        same_shape = ~r_full | (row_le == r_le) | (w_slot != 0)
+        m.d.comb += self.i.ready.eq(slot_free & same_shape)
+        writing = self.i.valid & self.i.ready
+        write_done = writing & (w_slot == side - 1)
+
+        with m.If(writing):
+            with m.If(w_orient):
+                st.write_col(row_le, w_slot, self.i.payload.data)
+            with m.Else():
+                st.write_row(w_slot, self.i.payload.data)
+            m.d.sync += [w_le.eq(row_le), w_lines.eq(row_lines)]
+            m.d.sync += w_slot.eq(Mux(write_done, 0, w_slot + 1))
+
+        with m.If(reading):
+            m.d.sync += r_slot.eq(Mux(read_done, 0, r_slot + 1))
+        with m.If(write_done):
+            # the new square becomes readable; the next one is written the other way round
+            m.d.sync += [r_full.eq(1), r_orient.eq(w_orient), r_le.eq(row_le),
+                         r_lines.eq(row_lines), w_orient.eq(~w_orient)]
+        with m.Elif(read_done):
+            m.d.sync += r_full.eq(0)
+        return m
+
+
+class NaiveTranspose(wiring.Component):
+    """Fill-then-drain transpose: S rows in, then the lines out; no overlap."""
+
+    i: In(stream.Signature(TransposeRow))
+    o: Out(stream.Signature(TransposeLine))
+
+    def elaborate(self, platform):
+        m = Module()
+        st = _Storage(m, "naive")
+        slot = Signal(6)
+        draining = Signal()
+        le = Signal(2)
+        lines = Signal(6)
+        row_le = Mux(slot == 0, self.i.payload.le, le)
+        side = Signal(7)
+        m.d.comb += side.eq(LINE_BYTES >> row_le)
+        m.d.comb += [
+            self.i.ready.eq(~draining),
+            self.o.valid.eq(draining),
+            self.o.payload.data.eq(st.read_col(le, slot)),
+            self.o.payload.index.eq(slot),
+            self.o.payload.last.eq(slot == lines - 1),
+        ]
+        with m.If(self.i.valid & self.i.ready):
+            st.write_row(slot, self.i.payload.data)
+            with m.If(slot == 0):
+                m.d.sync += [le.eq(self.i.payload.le), lines.eq(self.i.payload.lines)]
+            with m.If(slot == side - 1):
+                m.d.sync += [slot.eq(0), draining.eq(1)]
+            with m.Else():
+                m.d.sync += slot.eq(slot + 1)
+        with m.If(self.o.valid & self.o.ready):
+            with m.If(slot == lines - 1):
+                m.d.sync += [slot.eq(0), draining.eq(0)]
+            with m.Else():
+                m.d.sync += slot.eq(slot + 1)
+        return m
