@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from model.asm import AsmError, RegisterError, parse_tload, records_text
-from model.display import format_tile, ramp_memory
+from model.display import format_tile, ramp_memory, seeded_memory
 from model.dtypes import PROFILES, Profile
 from model.faults import Fault
 from model.machine import Machine
@@ -79,6 +79,31 @@ valid0.. (bool per byte, False only for undefined bytes).
 """
 
 
+def _add_hdl_options(p):
+    g = p.add_argument_group("HDL backends")
+    g.add_argument("--width", type=_any_int("--width"), choices=(32, 64), default=32,
+                   help="beat width W in bytes (default 32)")
+    g.add_argument("--latency", type=_any_int("--latency"), default=2, metavar="CYCLES",
+                   help="memory response latency of the bench (default 2)")
+    g.add_argument("--stall", type=_prob_arg, default=0.0, metavar="P",
+                   help="probability of idle/back-pressure on every port each cycle (default 0)")
+    g.add_argument("--seed", type=_any_int("--seed"), default=0, metavar="S",
+                   help="seed of the idle/back-pressure patterns (default 0)")
+    g.add_argument("--transpose", choices=("square", "naive"), default="square",
+                   help="transpose unit: one square, alternating orientation (default) or naive")
+    g.add_argument("--vcd", metavar="FILE", help="write a waveform of the run (amaranth)")
+
+
+def _prob_arg(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--stall {text!r} is not a number") from None
+    if not 0 <= v < 1:
+        raise argparse.ArgumentTypeError(f"--stall {text!r} must be in [0, 1)")
+    return v
+
+
 def _add_regs(p):
     p.add_argument("--reg", action="append", default=[], metavar="NAME=VALUE",
                    help="set a scalar register, e.g. --reg a0=64 --reg a2=0x1000 (repeatable)")
@@ -127,7 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_regs(t)
     _add_machine(t)
     t.add_argument("--backend", choices=BACKENDS, default="golden",
-                   help="golden (numpy model); the HDL backends come with later releases")
+                   help="golden (numpy model) or amaranth (the HDL engine, compared with the "
+                        "model); icarus and verilator come with a later release")
+    t.add_argument("--mem-seed", type=_any_int("--mem-seed"), default=None, metavar="N",
+                   help="global memory of --mem-size random bytes from seed N (instead of the ramp)")
+    _add_hdl_options(t)
     t.add_argument("--model", choices=("fast", "reference"), default="fast",
                    help="golden implementation: vectorized (default) or the seed's loops")
     t.add_argument("--out", metavar="FILE.npz", help="write tile0.. and valid0.. arrays")
@@ -171,6 +200,17 @@ run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
 
     _add_ldt_parser(sub)
     _add_load_align_parser(sub)
+    v = sub.add_parser("verilog", help="write the Verilog of the HDL engines",
+                       formatter_class=_FMT, description="""\
+Write the Verilog that Amaranth generates for each engine top (no source attributes,
+stable port names: <port>__payload, <port>__valid, <port>__ready, clk, rst).
+
+example:
+  tilecosim verilog --out build/verilog
+""")
+    v.add_argument("--out", metavar="DIR", default="build/verilog",
+                   help="output directory (default build/verilog)")
+    v.add_argument("--profile", choices=PROFILES, default="finite")
     sub.add_parser("demo", help="a short showcase of TLOAD layouts, padding and tile registers")
     return top
 
@@ -291,6 +331,10 @@ def _parse_regs(items: list[str]) -> dict[str, int]:
 
 
 def _memory(args, dt) -> np.ndarray:
+    if getattr(args, "mem_seed", None) is not None:
+        if args.mem:
+            raise UsageError("--mem and --mem-seed exclude each other")
+        return seeded_memory(args.mem_seed, args.mem_size)
     if args.mem:
         try:
             return np.fromfile(args.mem, dtype=np.uint8)
@@ -308,7 +352,7 @@ def _result_json(op, backend, tiles, names, fault=None, **extra):
     return {"op": op, "backend": backend,
             "tiles": [dict(img.to_json(), name=n) for img, n in zip(tiles, names)],
             "cycles": None, "ideal_cycles": None, "match": None,
-            "fault": fault.to_json() if fault else None, **extra}
+            "fault": fault.to_json() if fault else None} | extra
 
 
 def _emit_json(obj):
@@ -318,22 +362,34 @@ def _emit_json(obj):
 # --- commands ------------------------------------------------------------------------------
 
 def cmd_tload(args) -> int:
-    if args.backend != "golden":
-        raise UsageError(f"--backend {args.backend} is not available yet: the HDL TLOAD engine "
-                         f"lands in a later release; use --backend golden")
+    if args.backend in ("icarus", "verilator"):
+        raise UsageError(f"--backend {args.backend} is not available yet: the cocotb benches "
+                         f"land in a later release; use --backend golden or amaranth")
+    if args.backend == "golden" and args.vcd:
+        raise UsageError("--vcd needs an HDL backend (--backend amaranth)")
     _check_out(args.out)
     regs = _parse_regs(args.reg)
     insn = parse_tload(args.asm)
     machine = Machine(_memory(args, insn.dtype), regs, args.profile, args.lcfr, impl=args.model)
+    params = insn.resolve(regs)
+    fault, step = None, None
     try:
         step = machine.execute(insn)
     except Fault as f:
-        print(f"{f.name}: {f.message}", file=sys.stderr)
+        fault = f
+    hdl = _run_hdl(args, params, machine.memory) if args.backend != "golden" else None
+    extra = {"insn": insn.text()}
+    if hdl:
+        extra.update(hdl["json"])
+    if fault is not None:
+        print(f"{fault.name}: {fault.message}", file=sys.stderr)
         if args.json:
-            _emit_json(_result_json("tload", args.backend, [], [], f, insn=insn.text()))
+            _emit_json(_result_json("tload", args.backend, [], [], fault, **extra))
         else:
-            print(f"{insn.text()}\nfault: {f}")
-        return EXIT_FAULT
+            print(f"{insn.text()}\nfault: {fault}")
+            if hdl:
+                print(hdl["summary"])
+        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_FAULT
     if args.out:
         arrays = {}
         for k, img in enumerate(step.tiles):
@@ -341,15 +397,53 @@ def cmd_tload(args) -> int:
             arrays[f"valid{k}"] = np.asarray(img.valid, dtype=bool)
         np.savez(args.out, **arrays)
     if args.json:
-        _emit_json(_result_json("tload", args.backend, step.tiles, step.names, insn=insn.text()))
+        _emit_json(_result_json("tload", args.backend, step.tiles, step.names, **extra))
     else:
         print(insn.text())
         for k, (img, name) in enumerate(zip(step.tiles, step.names)):
             print(format_tile(img, f"{name} (DstTile{k})", step.params.pad, full=args.full,
                               storage=args.storage))
+        if hdl:
+            print(hdl["summary"])
         if args.out:
             print(f"wrote {args.out}: " + ", ".join(f"tile{k}/valid{k}" for k in range(len(step.tiles))))
-    return EXIT_OK
+    return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+
+
+def _run_hdl(args, params, memory) -> dict:
+    """Run the TLOAD on the Amaranth engine and compare it with the golden model."""
+    from hdl.sim_tload import SimConfig, run_and_compare
+    p_ok = 1 - args.stall
+    try:
+        cfg = SimConfig(width=args.width, latency=args.latency, seed=args.seed, p_req_ready=p_ok,
+                        p_resp_valid=p_ok, p_write_ready=p_ok, p_instr_valid=p_ok,
+                        profile=args.profile, lcfr=(args.lcfr.min_size, args.lcfr.max_size),
+                        transpose=args.transpose, vcd=args.vcd)
+        res, code, mism, problems = run_and_compare(params, memory, cfg)
+    except ValueError as e:
+        raise UsageError(f"--backend {args.backend}: {e}") from None
+    except OSError as e:
+        raise UsageError(f"--vcd {args.vcd!r}: {e.strerror or e}") from None
+    total = sum(s for _, s in params.outputs) if code is None else 0
+    ideal = total // args.width if total else None
+    match = not mism and not problems
+    lines = [f"{args.backend} (W={args.width}): " + ("match" if match else "MISMATCH")]
+    if res.cycles is not None and ideal:
+        lines[0] += (f", {res.cycles} cycles, ideal {ideal}, efficiency {ideal / res.cycles:.3f}, "
+                     f"first write {res.first_write_cycle - res.accept_cycles[0]} cycles after accept")
+    lines += [f"  {p}" for p in problems] + [f"  {mm}" for mm in mism]
+    if not match:
+        lines.append("  reproduce: " + " ".join(_quote_argv(sys.argv)))
+    return {"match": match, "summary": "\n".join(lines),
+            "json": {"cycles": res.cycles, "ideal_cycles": ideal, "match": match,
+                     "hdl_fault": res.faults[0] if res.faults else None,
+                     "mismatches": [str(x) for x in mism] + problems}}
+
+
+def _quote_argv(argv):
+    import shlex
+    prog = "tilecosim" if argv and argv[0].endswith(("tilecosim", "__main__.py")) else argv[0]
+    return [prog] + [shlex.quote(a) for a in argv[1:]]
 
 
 def cmd_asm(args) -> int:
@@ -552,13 +646,26 @@ def cmd_load_align(args) -> int:
     return EXIT_OK
 
 
+def cmd_verilog(args) -> int:
+    from .verilog import write_all
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    for path, info in write_all(out, profile=args.profile):
+        print(f"wrote {path}  ({info})")
+    return EXIT_OK
+
+
 def cmd_demo(args) -> int:
     from .demo import run_demo
     return run_demo()
 
 
 COMMANDS = {"tload": cmd_tload, "asm": cmd_asm, "run": cmd_run, "demo": cmd_demo,
-            "load-data-with-transpose": cmd_ldt, "load-align": cmd_load_align}
+            "load-data-with-transpose": cmd_ldt, "load-align": cmd_load_align,
+            "verilog": cmd_verilog}
 
 
 def main(argv: list[str] | None = None) -> int:

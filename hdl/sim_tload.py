@@ -28,12 +28,12 @@ from amaranth.sim import Simulator
 from model.dtypes import PadValue as ModelPad
 from model.faults import Fault
 from model.layouts import tile_offsets
-from model.tload import LCFR, TLoadParams, tload
+from model.tload import LCFR, TLoadParams, plan, tload
 
 from .tload_engine import TLoadEngine
 
 __all__ = ["instr_payload", "SimConfig", "SimResult", "simulate_tload", "compare", "Mismatch",
-           "run_and_compare"]
+           "run_and_compare", "repro_command"]
 
 QUEUE_CODES = {"T": 0, "U": 1, "M": 2, "N": 3, "ACC": 4, "S": 5}
 MASK64 = (1 << 64) - 1
@@ -74,8 +74,9 @@ class SimConfig:
 
 @dataclass
 class SimResult:
-    tiles: dict = field(default_factory=dict)       # tile index -> uint8 image
-    written: dict = field(default_factory=dict)     # tile index -> bool per byte
+    tiles: dict = field(default_factory=dict)       # (instruction, tile) -> uint8 image
+    written: dict = field(default_factory=dict)     # (instruction, tile) -> bool per byte
+    beats: list = field(default_factory=list)       # write beats per instruction
     faults: list = field(default_factory=list)      # one code per instruction, in order
     accept_cycles: list = field(default_factory=list)
     done_cycles: list = field(default_factory=list)
@@ -84,6 +85,21 @@ class SimResult:
     cycles: int | None = None                       # accept of the first -> last write
     requests: int = 0
     timed_out: bool = False
+
+
+def min_cycles(pl) -> int:
+    """Cycles the engine needs at least: one per source run (32-byte lines; NORM rows
+    narrower than 32 bytes are one run each; a transpose group of L lines takes S runs)."""
+    p = pl.params
+    e, size, n = p.esize, p.outputs[0][1], pl.n
+    row_bytes = pl.out_cols * e
+    if p.layout.name == "NORM":
+        return n * size // min(row_bytes, 32)
+    if p.layout.name in ("ND2NZ", "DN2ZN"):
+        return n * size // 32
+    extent = pl.out_cols if p.layout.name == "ND2ZN" else pl.out_rows
+    lines = min(32 // e, extent)
+    return n * (size // 32) // lines * (32 // e)
 
 
 def _bytes_of(value: int, n: int) -> np.ndarray:
@@ -100,10 +116,18 @@ def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
     W = cfg.width
     rng = random.Random(cfg.seed)
     res = SimResult()
-    sizes = [max((s for _, s in p.outputs), default=0) for p in plist]
-    ideal = sum(len(p.outputs) * s for p, s in zip(plist, sizes)) // W
-    max_cycles = cfg.max_cycles or (10 * ideal + 100 + 50 * len(plist))
     state = {"cycle": 0, "done": False}
+    # the writes of instruction i are the next n*Size/W beats after those of i-1
+    floor = 0
+    for p in plist:
+        try:
+            pl = plan(p, mem.size, LCFR(*cfg.lcfr))
+            res.beats.append(len(p.outputs) * p.outputs[0][1] // W)
+            floor += max(res.beats[-1], min_cycles(pl))
+        except Fault:
+            res.beats.append(0)
+    max_cycles = cfg.max_cycles or (10 * floor + 100 + 50 * len(plist))
+    owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
 
     async def clock(ctx):
         while not state["done"]:
@@ -162,8 +186,11 @@ def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
                 t, off = int(pl.tile), int(pl.offset)
                 data = _bytes_of(int(pl.data), W)
                 be = np.array([(int(pl.be) >> b) & 1 for b in range(W)], dtype=bool)
-                img = res.tiles.setdefault(t, np.full(1 << 18, JUNK, dtype=np.uint8))
-                wr = res.written.setdefault(t, np.zeros(1 << 18, dtype=bool))
+                nbeat = state.setdefault("beats", 0)
+                state["beats"] = nbeat + 1
+                key = (owner[nbeat] if nbeat < len(owner) else len(plist), t)
+                img = res.tiles.setdefault(key, np.full(1 << 18, JUNK, dtype=np.uint8))
+                wr = res.written.setdefault(key, np.zeros(1 << 18, dtype=bool))
                 img[off:off + W][be] = data[be]
                 wr[off:off + W] |= be
                 cyc = state["cycle"] - 1
@@ -216,19 +243,16 @@ class Mismatch:
 
 
 def compare(p: TLoadParams, mem: np.ndarray, res: SimResult, profile: str = "finite",
-            lcfr: LCFR = LCFR(), tile_base: int = 0) -> tuple[int | None, list[Mismatch]]:
-    """(model fault code or None, mismatches) for one instruction.
-
-    ``tile_base`` is the engine's tile index of this instruction's first output.
-    """
+            lcfr: LCFR = LCFR(), instr: int = 0) -> tuple[int | None, list[Mismatch]]:
+    """(model fault code or None, mismatches) for instruction ``instr`` of the run."""
     try:
         want = tload(mem, p, profile, lcfr)
     except Fault as f:
         return f.code, []
     out = []
     for k, img in enumerate(want):
-        got = res.tiles.get(tile_base + k)
-        wr = res.written.get(tile_base + k)
+        got = res.tiles.get((instr, k))
+        wr = res.written.get((instr, k))
         e = img.dtype.esize
         if wr is None:
             bad = np.nonzero(img.valid)[0]
@@ -244,23 +268,49 @@ def compare(p: TLoadParams, mem: np.ndarray, res: SimResult, profile: str = "fin
     return None, out
 
 
-def run_and_compare(p: TLoadParams, mem: np.ndarray, cfg: SimConfig = SimConfig()):
-    """Simulate one TLOAD and compare: (result, model fault code, mismatches, problems).
+def run_and_compare(p: TLoadParams | list[TLoadParams], mem: np.ndarray,
+                    cfg: SimConfig = SimConfig()):
+    """Simulate one TLOAD (or several back to back) and compare with the model.
 
+    Returns (result, model fault code of the first instruction, mismatches, problems);
     ``problems`` lists disagreements of another kind: a fault code different from the
-    model's, a timeout, writes by a faulting instruction.
+    model's, a timeout, writes or requests by a faulting instruction, extra writes.
     """
-    res = simulate_tload(p, mem, cfg)
-    code, mism = compare(p, mem, res, cfg.profile, LCFR(*cfg.lcfr))
-    problems = []
+    plist = [p] if isinstance(p, TLoadParams) else list(p)
+    res = simulate_tload(plist, mem, cfg)
+    problems, mism, codes = [], [], []
     if res.timed_out:
-        problems.append("the engine did not complete within the watchdog "
-                        "(10 x ideal cycles + 100)")
-    got = res.faults[0] if res.faults else None
-    if got != (code or 0):
-        problems.append(f"fault code {got} from the engine, {code or 0} from the model")
-    if code and res.tiles:
-        problems.append("a faulting instruction wrote tiles")
-    if code and res.requests:
-        problems.append(f"a faulting instruction made {res.requests} memory requests")
-    return res, code, mism, problems
+        problems.append("the engine did not complete within the watchdog (10 x the cycles "
+                        "it needs at least + 100 + 50 per instruction)")
+    for i, q in enumerate(plist):
+        code, mm = compare(q, mem, res, cfg.profile, LCFR(*cfg.lcfr), instr=i)
+        codes.append(code)
+        where = f"instruction {i}: " if len(plist) > 1 else ""
+        mism += mm
+        got = res.faults[i] if i < len(res.faults) else None
+        if got != (code or 0):
+            problems.append(f"{where}fault code {got} from the engine, {code or 0} from the model")
+    if any((len(plist), t) in res.tiles for t in range(8)):
+        problems.append("writes beyond those of the instructions")
+    if all(codes) and res.requests:
+        problems.append(f"faulting instructions made {res.requests} memory requests")
+    return res, codes[0], mism, problems
+
+
+def repro_command(p: TLoadParams, cfg: SimConfig, mem_seed: int, mem_size: int) -> str:
+    """The ``tilecosim tload`` line that reruns this scenario on the Amaranth backend."""
+    import shlex
+    from model.asm import params_to_asm
+    text, regs = params_to_asm(p)
+    parts = ["tilecosim", "tload", shlex.quote(text)]
+    parts += [f"--reg {k}={v}" for k, v in regs.items()]
+    parts += [f"--mem-seed {mem_seed}", f"--mem-size {mem_size}", "--backend amaranth",
+              f"--width {cfg.width}", f"--latency {cfg.latency}", f"--seed {cfg.seed}"]
+    stall = 1 - min(cfg.p_req_ready, cfg.p_resp_valid, cfg.p_write_ready, cfg.p_instr_valid)
+    if stall:
+        parts.append(f"--stall {stall:g}")
+    if cfg.profile != "finite":
+        parts.append(f"--profile {cfg.profile}")
+    if cfg.transpose != "square":
+        parts.append(f"--transpose {cfg.transpose}")
+    return " ".join(parts)

@@ -31,7 +31,7 @@ from .tload import MAX_OUTPUTS, TLoadLayout, TLoadParams
 
 __all__ = ["AsmError", "RegisterError", "Operand", "TLoadInsn", "ElementwiseInsn",
            "BlockRecord", "assemble", "disassemble", "parse_line", "parse_tload", "parse_block",
-           "parse_program", "SCALAR_REGS", "format_size", "records_text"]
+           "parse_program", "SCALAR_REGS", "format_size", "records_text", "params_to_asm"]
 
 REG_BITS = 64
 REG_MASK = (1 << REG_BITS) - 1
@@ -465,6 +465,23 @@ def assemble(insn: TLoadInsn | str) -> list[BlockRecord]:
         recs.append(BlockRecord("B.IOD", insn.dep_srcs
                                 + ((f"->{insn.dep_dst}",) if insn.dep_dst else ())))
     return recs
+
+
+def params_to_asm(p: TLoadParams) -> tuple[str, dict[str, int]]:
+    """A TLOAD with evaluated operands -> (assembly text, registers) that reproduce it.
+
+    Dimensions become immediates; the base (a0) and the stride (a1) go in registers.
+    """
+    regs = {"a0": p.base}
+    src = "[a0]"
+    if p.stride is not None:
+        regs["a1"] = p.stride
+        src = "[a0, a1]"
+    col = p.valid_col if p.col is None else p.col
+    dsts = ", ".join(f"{q}<{format_size(s)}>" for q, s in p.outputs)
+    text = (f"TLOAD.{p.layout.name} <LB0:{p.valid_col}, LB1:{p.valid_row}, LB2:{col}, "
+            f"{p.dtype.name}, {p.pad.name}>, {src}, ->{dsts}")
+    return text, regs
 
 
 def records_text(records: list[BlockRecord]) -> str:

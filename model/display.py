@@ -13,7 +13,7 @@ from .dtypes import PadValue, decode, dtype as _dtype, encode, format_value
 from .layouts import to_tile
 from .tload import TileImage
 
-__all__ = ["format_tile", "ramp_memory", "RAMP_PERIOD"]
+__all__ = ["format_tile", "ramp_memory", "seeded_memory", "RAMP_PERIOD"]
 
 #: Period of the ramp pattern per type: values 0..period-1 are exact in the type.
 RAMP_PERIOD = {"FP64": 1 << 20, "FP32": 1 << 20, "TF32": 2048, "HF32": 4096, "FP16": 2048,
@@ -40,6 +40,11 @@ def ramp_memory(dt, size: int) -> np.ndarray:
     flat = raw.reshape(-1)
     mem[:flat.size] = flat
     return mem
+
+
+def seeded_memory(seed: int, size: int) -> np.ndarray:
+    """Random bytes from a seed (numpy's default generator): ``--mem-seed`` memories."""
+    return np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8)
 
 
 def _window(n: int, full: bool, head: int = 12, tail: int = 3) -> list[int | None]:

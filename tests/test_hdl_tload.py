@@ -1,0 +1,157 @@
+"""The TLOAD engine on Amaranth's simulator against the golden model.
+
+Every scenario's memory comes from a seed, and a failure prints the
+``tilecosim tload ... --backend amaranth`` line that reruns it alone.
+"""
+
+import random
+
+import numpy as np
+import pytest
+
+from hdl.sim_tload import SimConfig, repro_command, run_and_compare
+from model.display import seeded_memory
+from model.dtypes import PadValue
+from model.scenarios import random_tload
+from model.tload import TLoadLayout as L, TLoadParams
+
+from .test_tload import EDGE, P
+
+STALL = 0.25
+
+
+def cfg_for(width=32, stall=0.0, seed=0, **kw):
+    ok = 1 - stall
+    return SimConfig(width=width, seed=seed, p_req_ready=ok, p_resp_valid=ok,
+                     p_write_ready=ok, p_instr_valid=ok, **kw)
+
+
+def check(p, cfg, mem_seed=0, mem_size=1 << 16):
+    mem = seeded_memory(mem_seed, mem_size)
+    res, code, mism, problems = run_and_compare(p, mem, cfg)
+    if mism or problems:
+        first = p if isinstance(p, TLoadParams) else p[0]
+        lines = [str(x) for x in problems + mism[:8]]
+        lines.append("reproduce: " + repro_command(first, cfg, mem_seed, mem_size))
+        pytest.fail("\n".join(lines))
+    return res, code
+
+
+DTYPES = ["S8", "FP16", "FP32", "S64", "S4x2"]
+
+
+@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", list(L), ids=lambda x: x.name)
+def test_random_scenarios(layout, dtype, width):
+    seed = hash((layout.name, dtype, width)) & 0xFFFF
+    rng = random.Random(seed)
+    for k in range(2):
+        p, size = random_tload(rng, layout, dtype, sizes=(256, 512, 1024, 2048))
+        stall = STALL if k else 0.0
+        check(p, cfg_for(width, stall, seed=seed + k), mem_seed=seed + k, mem_size=size)
+
+
+@pytest.mark.parametrize("profile", ["finite", "ieee-inf"])
+@pytest.mark.parametrize("pad", list(PadValue), ids=lambda x: x.name)
+def test_pads(pad, profile):
+    for dt in ("FP16", "BF16", "S32", "E5M2"):
+        p = P(L.ND2NZ, dt, 10, 13, None if dt != "S32" else 16, [("T", 1024)], pad=pad)
+        if dt != "S32":
+            p = P(L.ND2NZ, dt, 10, 13, 32 if dt == "E5M2" else 16, [("T", 1024)], pad=pad)
+        check(p, cfg_for(profile=profile))
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_outputs(n):
+    rng = random.Random(n)
+    for layout in (L.ND2NZ, L.DN2ZN, L.ND2ZN, L.DN2NZ):
+        p, size = random_tload(rng, layout, "FP16", sizes=(512, 1024), n=n)
+        check(p, cfg_for(stall=STALL, seed=n), mem_seed=n, mem_size=size)
+
+
+@pytest.mark.parametrize("name", [n for n in EDGE if n != "largest_tile"])
+def test_edge_shapes(name):
+    check(EDGE[name], cfg_for(seed=len(name)), mem_seed=len(name), mem_size=1 << 20)
+
+
+def test_largest_tile_256k():
+    res, _ = check(EDGE["largest_tile"], cfg_for(), mem_seed=9, mem_size=1 << 20)
+    assert res.cycles < 1.01 * (256 * 1024 // 32) + 20
+
+
+@pytest.mark.parametrize("transpose", ["square", "naive"])
+def test_both_transpose_units(transpose):
+    for layout in (L.ND2ZN, L.DN2NZ):
+        for dt in ("S8", "FP16", "FP32", "S64"):
+            p, size = random_tload(random.Random(dt), layout, dt, sizes=(1024, 2048))
+            check(p, cfg_for(transpose=transpose, stall=0.1), mem_size=size)
+
+
+SEED_EXAMPLES = {
+    "asm_example_1_norm": P(L.NORM, "FP16", 100, 8, 128, [("T", 2048)], base=64),
+    "asm_example_2_nd2nz": P(L.ND2NZ, "FP16", 100, 16, 128, [("T", 4096)], stride=256,
+                             pad=PadValue.Zero),
+    "multi_output_1_nd2nz_3_tiles": P(L.ND2NZ, "FP16", 48, 32, None, [("T", 1024)] * 3),
+    "multi_output_2_dn2nz_2_tiles": P(L.DN2NZ, "FP16", 16, 32, 16, [("T", 512), ("U", 512)],
+                                      pad=PadValue.Zero),
+}
+
+
+@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("name", list(SEED_EXAMPLES))
+def test_seed_examples(name, width):
+    check(SEED_EXAMPLES[name], cfg_for(width, stall=STALL, seed=3))
+
+
+FAULTS = {
+    "to_acc": (P(L.NORM, "FP16", 16, 1, None, [("ACC", 512)]), 1),
+    "to_s": (P(L.NORM, "FP16", 16, 1, None, [("T", 512), ("S", 512)]), 1),
+    "nine_outputs": (P(L.NORM, "S8", 16, 1, 18, [("T", 256)] * 9), 1),
+    "validcol_gt_col": (P(L.NORM, "FP16", 40, 1, 32, [("T", 512)]), 2),
+    "validrow_gt_row": (P(L.NORM, "FP16", 32, 9, 32, [("T", 512)]), 2),
+    "row_not_whole": (P(L.NORM, "FP16", 100, 1, None, [("T", 2048)]), 2),
+    "col_zero": (P(L.NORM, "FP16", 0, 1, None, [("T", 512)]), 2),
+    "col_not_multiple_of_n": (P(L.NORM, "S8", 16, 1, 64, [("T", 256)] * 3), 2),
+    "row_not_multiple_of_n": (P(L.DN2NZ, "S8", 32, 4, 48, [("T", 256)] * 3), 2),
+    "nz_rule": (P(L.ND2NZ, "FP16", 32, 8, 32, [("T", 512)]), 2),
+    "zn_rule": (P(L.ND2ZN, "S8", 8, 32, 8, [("T", 256)]), 2),
+    "size_not_pow2": (P(L.NORM, "S8", 16, 1, None, [("T", 768)]), 2),
+    "size_over_lcfr": (P(L.NORM, "S8", 16, 1, None, [("T", 512 * 1024)]), 2),
+    "sizes_differ": (P(L.NORM, "S8", 16, 1, 32, [("T", 256), ("U", 512)]), 2),
+    "out_of_bounds": (P(L.NORM, "S8", 16, 2, 128, [("T", 256)], base=(1 << 16) - 20), 6),
+    "huge_stride": (P(L.ND2ZN, "FP16", 16, 16, 16, [("T", 512)], stride=(1 << 64) - 2), 6),
+}
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_faults(name):
+    p, code = FAULTS[name]
+    res, model_code = check(p, cfg_for())
+    assert model_code == code and res.faults == [code]
+    assert res.requests == 0 and not res.tiles
+
+
+def test_back_to_back_same_kind_has_no_bubble():
+    ps = [P(L.ND2NZ, "FP16", 32, 32, 32, [("T", 2048)], base=2048 * k, pad=PadValue.Zero)
+          for k in range(4)]
+    res, _ = check(ps, cfg_for())
+    assert res.faults == [0, 0, 0, 0]
+    beats = 4 * 2048 // 32
+    first = res.first_write_cycle
+    assert res.last_write_cycle - first + 1 == beats           # one beat per cycle throughout
+    ps = [P(L.DN2NZ, "S16", 32, 32, 32, [("T", 2048)], base=4096 * k) for k in range(3)]
+    res, _ = check(ps, cfg_for())
+    assert res.faults == [0, 0, 0]
+    assert res.last_write_cycle - res.first_write_cycle + 1 == 3 * 2048 // 32
+
+
+def test_back_to_back_mixed_kinds_and_a_fault_in_order():
+    rng = random.Random(77)
+    ps = []
+    for layout in (L.ND2ZN, L.NORM, L.DN2NZ, L.DN2ZN, L.ND2NZ, L.ND2ZN):
+        ps.append(random_tload(rng, layout, rng.choice(DTYPES), sizes=(512, 1024))[0])
+    ps.insert(3, FAULTS["validcol_gt_col"][0])
+    ps.insert(5, FAULTS["to_acc"][0])
+    res, _ = check(ps, cfg_for(stall=0.2, seed=5), mem_size=1 << 16)
+    assert res.faults[3] == 2 and res.faults[5] == 1 and len(res.faults) == len(ps)
