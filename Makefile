@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= auto
 
-.PHONY: install demo test clean
+.PHONY: install demo test bench-tload clean
 
 install: $(STAMP)
 
@@ -22,6 +22,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q
+
+# efficiency / latency table of the TLOAD engine, and Yosys cell and flip-flop counts
+bench-tload: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m hdl.bench_tload --area --json build/bench_tload.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

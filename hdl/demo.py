@@ -39,6 +39,10 @@ STEPS = [
     ("ND2ZN, BF16, Min padding, strided source (RegSrc1 = 64 B per row).",
      ["tload", "TLOAD.ND2ZN <LB0:10, LB1:14, LB2:16, BF16, Min>, [a0, a1], ->T<512>",
       "--reg", "a0=0", "--reg", "a1=64"]),
+    ("The same ND2NZ TLOAD on the Amaranth HDL engine, compared with the golden model, with "
+     "random back-pressure on every port.",
+     ["tload", "TLOAD.ND2NZ <LB0:24, LB1:20, LB2:32, S8, Zero>, [a0], ->T<1KB>",
+      "--reg", "a0=0", "--backend", "amaranth", "--stall", "0.2"]),
     ("A faulting TLOAD: ValidCol > Col is an illegal parameter (exit status 3).",
      ["tload", "TLOAD.NORM <LB0:40, LB2:32, FP16>, [a0], ->T<512>", "--reg", "a0=0"]),
 ]
@@ -58,7 +62,7 @@ def _run(argv) -> tuple[int, str]:
 
 
 def run_demo() -> int:
-    expected = [0, 0, 0, 0, 0, 3]
+    expected = [0, 0, 0, 0, 0, 0, 3]
     got, errs = [], []
     for title, argv in STEPS:
         print(f"## {title}")

@@ -16,7 +16,9 @@ Checks, with the fault the golden model raises for them (D8), in priority order:
   band split that does not divide, ValidRow > Row, the NZ/ZN shape rule per tile;
 * OutOfBounds -- the last byte of the valid block at or past ``mem_size``.
 
-Latency 1 cycle; one instruction per cycle; ``i.ready`` follows ``o.ready``.
+Latency 1 cycle (registered output) or 0 (``registered=False``: combinational, as the
+engine uses it, the address generator registering the result); one instruction per cycle;
+``i.ready`` follows ``o.ready``.
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal
@@ -69,8 +71,10 @@ def check_config(profile: str, lcfr: tuple[int, int]) -> None:
 class TLoadDecoder(wiring.Component):
     """Checks and decodes one TLOAD per cycle (see module doc)."""
 
-    def __init__(self, profile: str = "finite", lcfr: tuple[int, int] = (256, 256 * 1024)):
+    def __init__(self, profile: str = "finite", lcfr: tuple[int, int] = (256, 256 * 1024),
+                 registered: bool = True):
         check_config(profile, lcfr)
+        self.registered = registered
         self.profile = profile
         self.lcfr = lcfr
         super().__init__({
@@ -177,19 +181,23 @@ class TLoadDecoder(wiring.Component):
                 lL = Mux(lr < ls, lr, ls)
                 m.d.comb += [lq.eq(lr + lc - lL), ll.eq(lL)]
 
-        # --- one pipeline register ---------------------------------------------------------
+        # --- output: one pipeline register, or straight through ------------------------
+        decoded = Signal(Decoded)
+        m.d.comb += [
+            decoded.layout.eq(ins.layout), decoded.le.eq(le), decoded.pattern.eq(pattern),
+            decoded.null.eq(ins.pad == PadValue.Null), decoded.n.eq(n), decoded.lr.eq(lr),
+            decoded.lc.eq(lc), decoded.lq.eq(lq), decoded.ll.eq(ll),
+            decoded.vmaj.eq(Mux(vmaj > (1 << 22), 1 << 22, vmaj)),
+            decoded.vmin.eq(Mux(vmin > (1 << 22), 1 << 22, vmin)),
+            decoded.base.eq(ins.base), decoded.stride.eq(stride), decoded.fault.eq(fault),
+        ]
+        if not self.registered:
+            m.d.comb += [self.o.valid.eq(self.i.valid), self.o.payload.eq(decoded),
+                         self.i.ready.eq(self.o.ready)]
+            return m
         m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         with m.If(self.i.valid & self.i.ready):
-            o = self.o.payload
-            m.d.sync += [
-                self.o.valid.eq(1),
-                o.layout.eq(ins.layout), o.le.eq(le), o.pattern.eq(pattern),
-                o.null.eq(ins.pad == PadValue.Null), o.n.eq(n), o.lr.eq(lr), o.lc.eq(lc),
-                o.lq.eq(lq), o.ll.eq(ll),
-                o.vmaj.eq(Mux(vmaj > (1 << 22), 1 << 22, vmaj)),
-                o.vmin.eq(Mux(vmin > (1 << 22), 1 << 22, vmin)),
-                o.base.eq(ins.base), o.stride.eq(stride), o.fault.eq(fault),
-            ]
+            m.d.sync += [self.o.valid.eq(1), self.o.payload.eq(decoded)]
         return m

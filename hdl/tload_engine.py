@@ -20,7 +20,7 @@ Throughput: one 32-byte line per cycle, hence one W-byte write per cycle at W = 
 and one every two cycles at W = 64 (the datapath is 32 bytes wide; W = 64 widens
 the ports).  NORM tiles with rows narrower than 32 bytes take one cycle per row;
 b8 ND2ZN/DN2NZ tiles whose transposed extent is 16 take 32 cycles per 16 lines.
-Latency from instruction to first write: 6 cycles plus the memory latency.
+Latency from instruction to first write: 3 cycles plus the memory latency.
 """
 
 from amaranth import Cat, Module, Mux, Signal
@@ -85,7 +85,7 @@ class TLoadEngine(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.decoder = dec = TLoadDecoder(self.profile, self.lcfr)
+        m.submodules.decoder = dec = TLoadDecoder(self.profile, self.lcfr, registered=False)
         m.submodules.addrgen = gen = FractalAddressGenerator()
         m.submodules.runs = runs = fifo.SyncFIFOBuffered(width=Run.size, depth=self.depth)
         m.submodules.transpose = tr = (SquareTranspose() if self.transpose_kind == "square"
@@ -129,17 +129,13 @@ class TLoadEngine(wiring.Component):
         placed_valid = Signal(LINE)
         m.d.comb += [placed.eq(rdata << (head.line_off * 8)),
                      placed_valid.eq(keep << head.line_off)]
-        dl_valid = Signal()
-        dl = Signal(data.StructLayout({"data": 8 * LINE, "valid": LINE, "le": 2, "pattern": 64,
-                                       "null": 1, "meta": LineMeta}))
-        dl_taken = Signal()
-        dl_free = ~dl_valid | dl_taken
-
         direct = head.kind != KIND_TRANSPOSE
         consume = Signal()
+        line_out = Signal()                  # a completed direct line goes to pad/merge now
         with m.If(runs.r_rdy & have_data):
             with m.If(direct):
-                m.d.comb += consume.eq(~head.line_end | dl_free)
+                m.d.comb += [line_out.eq(head.line_end),
+                             consume.eq(~head.line_end | pm.i.ready)]
             with m.Else():
                 m.d.comb += [tr.i.valid.eq(~head.group_end | groups.w_rdy),
                              consume.eq(tr.i.ready & (~head.group_end | groups.w_rdy))]
@@ -150,17 +146,11 @@ class TLoadEngine(wiring.Component):
             tr.i.payload.le.eq(head.le),
             tr.i.payload.lines.eq(1 << head.ll),
         ]
-        with m.If(dl_taken):
-            m.d.sync += dl_valid.eq(0)
+        line_data = acc_data | placed
+        line_valid = acc_valid | placed_valid
         with m.If(consume & direct):
-            line_data = acc_data | placed
-            line_valid = acc_valid | placed_valid
             with m.If(head.line_end):
-                m.d.sync += [acc_data.eq(0), acc_valid.eq(0), dl_valid.eq(1),
-                             dl.data.eq(line_data), dl.valid.eq(line_valid), dl.le.eq(head.le),
-                             dl.pattern.eq(head.pattern), dl.null.eq(head.null),
-                             dl.meta.tile.eq(head.tile), dl.meta.line.eq(head.line),
-                             dl.meta.last.eq(head.instr_last)]
+                m.d.sync += [acc_data.eq(0), acc_valid.eq(0)]
             with m.Else():
                 m.d.sync += [acc_data.eq(line_data), acc_valid.eq(line_valid)]
         gm_in = Signal(GroupMeta)
@@ -181,9 +171,16 @@ class TLoadEngine(wiring.Component):
         m.d.comb += av_bytes.eq(g.av << g.le)
         m.d.comb += tl_valid.eq(Mux(col < g.v, _byte_mask(m, av_bytes, "av_mask"), 0))
 
-        # --- into pad/merge: the direct line has priority (the paths never overlap in time) ---
-        with m.If(dl_valid):
-            m.d.comb += [pm.i.valid.eq(1), pm.i.payload.eq(dl), dl_taken.eq(pm.i.ready)]
+        # --- into pad/merge: a direct line, or else a transposed one (the two paths never hold
+        # lines at the same time: the address generator drains between them) -----------------
+        with m.If(line_out):
+            p = pm.i.payload
+            m.d.comb += [
+                pm.i.valid.eq(1),
+                p.data.eq(line_data), p.valid.eq(line_valid), p.le.eq(head.le),
+                p.pattern.eq(head.pattern), p.null.eq(head.null),
+                p.meta.eq(Cat(head.tile, head.line, head.instr_last)),
+            ]
         with m.Else():
             p = pm.i.payload
             m.d.comb += [
