@@ -287,7 +287,8 @@ def _add_load_align_parser(sub):
                    help="vector length (default 256)")
     p.add_argument("--reg-trait", type=_any_int("--reg-trait"), choices=(1, 2), default=1,
                    help="2: RegTraitNumTwo (b64 / complex32 split over two registers)")
-    p.add_argument("--backend", choices=BACKENDS, default="golden")
+    p.add_argument("--backend", choices=BACKENDS, default="golden",
+                   help="golden (numpy model) or amaranth (the HDL unit, compared with the model)")
     p.add_argument("--model", choices=("fast", "reference"), default="fast")
     p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -600,7 +601,8 @@ def _window_idx(n, head=12, tail=3):
 def cmd_load_align(args) -> int:
     from model.buffers import Buffer
     from model.load_align import Addressing, WIDTHS, load_align, load_align_reference
-    _no_hdl_yet(args)
+    if args.backend in ("icarus", "verilator"):
+        _no_hdl_yet(args)
     _check_out(args.out)
     ub = Buffer("UB", _read_file("--ub", args.ub))
     if args.post_update is not None:
@@ -612,23 +614,27 @@ def cmd_load_align(args) -> int:
     run = load_align if args.model == "fast" else load_align_reference
     base = {"op": "load-align", "backend": args.backend, "dist": args.dist.name,
             "dtype": args.dtype, "vl": args.vl, "addressing": how.kind, "addr": args.addr}
+    hdl = _run_load_align_hdl(args, ub, how) if args.backend == "amaranth" else None
+    hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
     try:
         r = run(ub, args.addr, args.dist, args.dtype, how, args.vl, args.reg_trait)
     except Fault as f:
         print(f"{f.name}: {f.message}", file=sys.stderr)
         if args.json:
-            _emit_json(dict(base, address=None, next_addr=None, bytes_read=0, cycles=None,
-                            ideal_cycles=None, match=None, fault=f.to_json()))
+            _emit_json(dict(base, address=None, next_addr=None, bytes_read=0,
+                            fault=f.to_json(), **hdl_json))
         else:
             print(f"fault: {f}")
-        return EXIT_FAULT
+            if hdl:
+                print(hdl["summary"])
+        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_FAULT
     if args.out:
         np.savez(args.out, **{f"dst{k}": reg for k, reg in enumerate(r.dst)})
     next_addr = r.next_addr if how.kind == "post_update" else None
     if args.json:
         _emit_json(dict(base, address=r.address, next_addr=next_addr, bytes_read=r.nbytes,
-                        cycles=None, ideal_cycles=None, match=None, fault=None))
-        return EXIT_OK
+                        fault=None, **hdl_json))
+        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
     w = args.dist.width or WIDTHS[args.dtype]
     if args.reg_trait == 2:
         w = WIDTHS[args.dtype] // 2
@@ -643,7 +649,35 @@ def cmd_load_align(args) -> int:
             print(f"  [{start:3d}] {cells}")
     if args.out:
         print(f"wrote {args.out}")
-    return EXIT_OK
+    if hdl:
+        print(hdl["summary"])
+    return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+
+
+def _run_load_align_hdl(args, ub, how) -> dict:
+    """Run the op on the Amaranth LoadAlign unit and compare with the golden model."""
+    from hdl.sim_align import AlignCase, compare_load_align, simulate_load_align
+    if not 0 <= args.addr < 1 << 32 or not -(1 << 31) <= how.value < 1 << 31:
+        raise UsageError("--backend amaranth: the unit takes a 32-bit address and a 32-bit "
+                         "signed stride/offset")
+    if ub.size >= 1 << 31:
+        raise UsageError(f"--ub: {ub.size} bytes is more than the unit's 2 GiB address range")
+    case = AlignCase(args.dist.name, args.dtype, args.addr, how, args.reg_trait)
+    try:
+        res = simulate_load_align([case], ub.data, args.vl)
+    except ValueError as e:
+        raise UsageError(f"--backend amaranth: {e}") from None
+    problems = compare_load_align([case], ub.data, res, args.vl)
+    match = not problems
+    cycles = res.out[0] - res.accept[0] if res.out and res.accept else None
+    lines = [f"amaranth: {'match' if match else 'MISMATCH'}"
+             + (f", result {cycles} cycles after the op was accepted" if cycles is not None else "")]
+    lines += [f"  {p}" for p in problems]
+    if not match:
+        lines.append("  reproduce: " + " ".join(_quote_argv(sys.argv)))
+    return {"match": match, "summary": "\n".join(lines),
+            "json": {"cycles": cycles, "ideal_cycles": 1, "match": match,
+                     "mismatches": problems}}
 
 
 def cmd_verilog(args) -> int:

@@ -44,4 +44,19 @@ def test_verilog_writes_the_tops(tmp_path):
                  "write__payload", "done__payload", "mem_size", "clk", "rst"):
         assert port in text
     assert "src =" not in text                                  # emit_src=False
-    assert (tmp_path / "tload_engine_w64.v").exists() and (tmp_path / "square_transpose.v").exists()
+    for stem in ("tload_engine_w64", "square_transpose", "load_align_unit", "store_align_unit"):
+        assert (tmp_path / f"{stem}.v").read_text().count(f"module {stem}(") == 1
+
+
+def test_load_align_amaranth_backend(tmp_path):
+    ub = tmp_path / "ub.bin"
+    ub.write_bytes(bytes(range(256)) * 16)
+    r = run("load-align", "--dist", "DIST_E2B_B32", "--dtype", "b32", "--ub", str(ub),
+            "--addr", "64", "--addr-reg", "8", "--backend", "amaranth", "--json")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert obj["match"] is True and obj["cycles"] == 2 and obj["ideal_cycles"] == 1
+    r = run("load-align", "--dist", "DIST_NORM", "--dtype", "b8", "--ub", str(ub),
+            "--addr", "4000", "--backend", "amaranth", "--json")
+    assert r.returncode == 3
+    assert json.loads(r.stdout.splitlines()[-1])["match"] is True

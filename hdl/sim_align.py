@@ -1,0 +1,243 @@
+"""Simulating the LoadAlign unit against the golden model (Amaranth's simulator).
+
+The bench drives a stream of LoadAligns (with random gaps), models UB as a synchronous
+read port (data the cycle after the address), applies random back-pressure on the
+result, and compares every result -- registers, next address, fault code -- with
+``model.load_align.load_align``.
+"""
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+from amaranth.sim import Simulator
+
+from model.buffers import Buffer
+from model.faults import Fault
+from model.load_align import WIDTHS, Addressing as MAddr, load_align, store_align
+
+from .align_common import Addressing, LoadDist, StoreDist
+from .load_align_unit import LoadAlignUnit
+from .store_align_unit import StoreAlignUnit
+
+__all__ = ["AlignCase", "StoreCase", "simulate_load_align", "compare_load_align",
+           "simulate_store_align", "compare_store_align"]
+
+T_LOG = {"b8": 0, "b16": 1, "b32": 2, "b64": 3}
+MODE = {"plain": Addressing.PLAIN, "post_update": Addressing.POST_UPDATE,
+        "addr_reg": Addressing.ADDR_REG}
+
+
+@dataclass(frozen=True)
+class AlignCase:
+    dist: str
+    t: str
+    addr: int
+    how: MAddr = MAddr()
+    reg_trait: int = 1
+
+    def payload(self) -> dict:
+        return {"dist": LoadDist[self.dist].value, "t": T_LOG[self.t], "addr": self.addr,
+                "mode": MODE[self.how.kind], "value": self.how.value, "reg_trait": self.reg_trait}
+
+
+@dataclass
+class AlignResult:
+    results: list = field(default_factory=list)     # (dst0 bytes, dst1 bytes, next_addr, fault)
+    accept: list = field(default_factory=list)
+    out: list = field(default_factory=list)
+    timed_out: bool = False
+
+
+def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
+                        p_op: float = 1.0, p_ready: float = 1.0) -> AlignResult:
+    dut = LoadAlignUnit(vl=vl, ub_size=ub.size)
+    rng = random.Random(seed)
+    res = AlignResult()
+    state = {"cycle": 0, "done": False}
+    limit = 10 * len(cases) + 100
+    padded = np.concatenate([ub, np.zeros(2 * vl, np.uint8)])
+
+    async def clock(ctx):
+        while not state["done"]:
+            await ctx.tick()
+            state["cycle"] += 1
+            if state["cycle"] > limit:
+                res.timed_out = state["done"] = True
+
+    async def driver(ctx):
+        for c in cases:
+            while rng.random() > p_op:
+                ctx.set(dut.op.valid, 0)
+                await ctx.tick()
+            ctx.set(dut.op.payload, c.payload())
+            ctx.set(dut.op.valid, 1)
+            while not state["done"]:
+                _, _, v, r = await ctx.tick().sample(dut.op.valid, dut.op.ready)
+                if v and r:
+                    res.accept.append(state["cycle"] - 1)
+                    break
+        ctx.set(dut.op.valid, 0)
+
+    async def sram(ctx):
+        while not state["done"]:
+            _, _, en, addr = await ctx.tick().sample(dut.ub_en, dut.ub_addr)
+            if en:
+                a = int(addr)
+                ctx.set(dut.ub_data, int.from_bytes(padded[a:a + 2 * vl].tobytes(), "little"))
+
+    async def sink(ctx):
+        orng = random.Random(seed + 1)
+        while not state["done"]:
+            ctx.set(dut.res.ready, orng.random() < p_ready)
+            _, _, v, r, pl = await ctx.tick().sample(dut.res.valid, dut.res.ready, dut.res.payload)
+            if v and r:
+                f = pl.fault
+                res.results.append((int(pl.dst0).to_bytes(vl, "little"),
+                                    int(pl.dst1).to_bytes(vl, "little"),
+                                    int(pl.next_addr), int(getattr(f, "value", f))))
+                res.out.append(state["cycle"] - 1)
+                if len(res.results) == len(cases):
+                    state["done"] = True
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(clock, background=True)
+    for proc in (driver, sram, sink):
+        sim.add_testbench(proc)
+    sim.run()
+    return res
+
+
+def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:
+    """Disagreements with the model, one line each (empty: all equal)."""
+    problems = []
+    if res.timed_out:
+        problems.append("the unit did not return every result within 10 cycles per op + 100")
+    buf = Buffer("UB", ub)
+    for i, (c, got) in enumerate(zip(cases, res.results)):
+        try:
+            want = load_align(buf, c.addr, c.dist, c.t, c.how, vl, c.reg_trait)
+        except Fault as f:
+            if got[3] != f.code:
+                problems.append(f"op {i} {c}: fault {got[3]} from the unit, {f.code} ({f}) "
+                                f"from the model")
+            continue
+        if got[3]:
+            problems.append(f"op {i} {c}: fault {got[3]} from the unit, none from the model")
+            continue
+        for k, reg in enumerate(want.dst):
+            if got[k] != reg.tobytes():
+                lane = next(b for b in range(vl) if got[k][b] != reg[b])
+                problems.append(f"op {i} {c}: dst{k} byte lane {lane}: expected "
+                                f"{reg[lane]:#04x}, got {got[k][lane]:#04x}")
+        if c.how.kind == "post_update" and got[2] != want.next_addr:
+            problems.append(f"op {i} {c}: next_addr {got[2]:#x}, model {want.next_addr:#x}")
+    return problems
+
+
+@dataclass(frozen=True)
+class StoreCase:
+    dist: str
+    t: str
+    addr: int
+    regs: tuple                    # one or two bytes objects of VL bytes
+    mask: bytes                    # one 0/1 byte per lane
+    how: MAddr = MAddr()
+    reg_trait: int = 1
+
+    def payload(self, vl) -> dict:
+        r = list(self.regs) + [bytes(vl)] * (2 - len(self.regs))
+        return {"dist": StoreDist[self.dist].value, "t": T_LOG[self.t], "addr": self.addr,
+                "mode": MODE[self.how.kind], "value": self.how.value, "reg_trait": self.reg_trait,
+                "src0": int.from_bytes(r[0], "little"), "src1": int.from_bytes(r[1], "little"),
+                "mask": sum(1 << k for k, b in enumerate(self.mask) if b)}
+
+
+def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
+                         p_op: float = 1.0, p_ready: float = 1.0):
+    """Run StoreAligns through the unit; returns (final UB image, results, timed_out)."""
+    dut = StoreAlignUnit(vl=vl, ub_size=ub.size)
+    rng = random.Random(seed)
+    mem = np.concatenate([ub.copy(), np.zeros(2 * vl, np.uint8)])
+    results, state = [], {"cycle": 0, "done": False, "timed_out": False}
+    limit = 10 * len(cases) + 100
+
+    async def clock(ctx):
+        while not state["done"]:
+            await ctx.tick()
+            state["cycle"] += 1
+            if state["cycle"] > limit:
+                state["timed_out"] = state["done"] = True
+
+    async def driver(ctx):
+        for c in cases:
+            while rng.random() > p_op:
+                ctx.set(dut.op.valid, 0)
+                await ctx.tick()
+            ctx.set(dut.op.payload, c.payload(vl))
+            ctx.set(dut.op.valid, 1)
+            while not state["done"]:
+                _, _, v, r = await ctx.tick().sample(dut.op.valid, dut.op.ready)
+                if v and r:
+                    break
+        ctx.set(dut.op.valid, 0)
+
+    async def sram(ctx):
+        while not state["done"]:
+            _, _, en, addr, data, be = await ctx.tick().sample(dut.ub_wen, dut.ub_waddr,
+                                                               dut.ub_wdata, dut.ub_wbe)
+            if en:
+                a, d, e = int(addr), int(data).to_bytes(2 * vl, "little"), int(be)
+                for k in range(2 * vl):
+                    if (e >> k) & 1:
+                        if a + k >= ub.size:
+                            raise AssertionError(f"the unit wrote UB byte {a + k:#x}, past its end")
+                        mem[a + k] = d[k]
+
+    async def sink(ctx):
+        orng = random.Random(seed + 1)
+        while not state["done"]:
+            ctx.set(dut.res.ready, orng.random() < p_ready)
+            _, _, v, r, pl = await ctx.tick().sample(dut.res.valid, dut.res.ready, dut.res.payload)
+            if v and r:
+                f = pl.fault
+                results.append((int(pl.next_addr), int(getattr(f, "value", f))))
+                if len(results) == len(cases):
+                    state["done"] = True
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(clock, background=True)
+    for proc in (driver, sram, sink):
+        sim.add_testbench(proc)
+    sim.run()
+    return mem[:ub.size], results, state["timed_out"]
+
+
+def compare_store_align(cases, ub: np.ndarray, final: np.ndarray, results, timed_out,
+                        vl: int = 256) -> list[str]:
+    """Replay the stores on the model and compare the UB images, next addresses and faults."""
+    problems = ["the unit did not return every result in time"] if timed_out else []
+    buf = Buffer("UB", ub.copy())
+    for i, (c, got) in enumerate(zip(cases, results)):
+        regs = [np.frombuffer(r, np.uint8) for r in c.regs]
+        mask = np.frombuffer(c.mask, np.uint8).astype(bool)
+        try:
+            nxt = store_align(buf, c.addr, regs, c.dist, c.t, mask, c.how, vl, c.reg_trait)
+        except Fault as f:
+            if got[1] != f.code:
+                problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault {got[1]} from the "
+                                f"unit, {f.code} ({f}) from the model")
+            continue
+        if got[1]:
+            problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault {got[1]} from the unit, "
+                            f"none from the model")
+        elif c.how.kind == "post_update" and got[0] != nxt:
+            problems.append(f"op {i}: next_addr {got[0]:#x}, model {nxt:#x}")
+    diff = np.nonzero(buf.data != final)[0]
+    if diff.size:
+        b = int(diff[0])
+        problems.append(f"UB byte {b:#x}: expected {buf.data[b]:#04x}, got {final[b]:#04x} "
+                        f"({diff.size} bytes differ)")
+    return problems
