@@ -143,7 +143,7 @@ class TLoadEngine(wiring.Component):
             runs.r_en.eq(consume),
             self.resp.ready.eq(consume & head_reads),
             tr.i.payload.data.eq(rdata),
-            tr.i.payload.le.eq(head.le),
+            tr.i.payload.lb.eq(head.le + 3),
             tr.i.payload.lines.eq(1 << head.ll),
         ]
         line_data = acc_data | placed

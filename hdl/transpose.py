@@ -1,7 +1,8 @@
 """Square-block transpose unit.
 
-A square is S x S elements of 2**le bytes with S * 2**le = 32: 32x32 b8, 16x16 b16,
-8x8 b32, 4x4 b64 -- one 32-byte row per beat in, one 32-byte column per beat out.
+A square is S x S elements of 2**lb bits with S * 2**lb = 256: 64x64 b4 (with
+``max_rows=64``), 32x32 b8, 16x16 b16, 8x8 b32, 4x4 b64 -- one 32-byte row per beat in, one
+32-byte column per beat out.  b4 elements are nibbles, the even one in the low nibble.
 
 :class:`SquareTranspose` keeps ONE square of storage (32 rows of 32 bytes) and
 alternates the write orientation between consecutive squares: a square written
@@ -15,9 +16,9 @@ second oracle of the tests.
 
 Interface (independent of TLOAD):
 
-* ``i``: rows.  ``payload.data`` is the row (element b in bits [8*e*b, 8*e*(b+1)));
-  ``payload.le`` (log2 of the element size) and ``payload.lines`` (how many
-  columns to emit, 1..S) are taken from row 0 of each square.
+* ``i``: rows.  ``payload.data`` is the row (element b in bits [e*b, e*(b+1)) for
+  elements of e bits); ``payload.lb`` (log2 of the element bits, 2..6) and
+  ``payload.lines`` (how many columns to emit, 1..S) are taken from row 0 of each square.
 * ``o``: columns 0 .. lines-1 of each square, ``payload.index`` = the column,
   ``payload.last`` on the final one.
 
@@ -36,41 +37,47 @@ __all__ = ["TransposeRow", "TransposeLine", "SquareTranspose", "NaiveTranspose",
 LINE_BYTES = 32
 LINE_BITS = 8 * LINE_BYTES
 
-TransposeRow = data.StructLayout({"data": LINE_BITS, "le": 2, "lines": 6})
-TransposeLine = data.StructLayout({"data": LINE_BITS, "index": 5, "last": 1})
+TransposeRow = data.StructLayout({"data": LINE_BITS, "lb": 3, "lines": 7})
+TransposeLine = data.StructLayout({"data": LINE_BITS, "index": 6, "last": 1})
 
 
-def _side(le: int) -> int:
-    return LINE_BYTES >> le
+def _side(lb: int) -> int:
+    return LINE_BITS >> lb
+
+
+def _check_rows(max_rows):
+    if max_rows not in (32, 64):
+        raise ValueError(f"max_rows={max_rows}: 32 (b8..b64) or 64 (b4 too)")
 
 
 class _Storage:
-    """32 rows of 32 bytes with row/column access at element granularity."""
+    """``max_rows`` rows of 32 bytes with row/column access at element granularity."""
 
-    def __init__(self, m: Module, name: str):
-        self.rows = Array(Signal(LINE_BITS, name=f"{name}_row{r}") for r in range(LINE_BYTES))
+    def __init__(self, m: Module, name: str, max_rows: int):
+        self.rows = Array(Signal(LINE_BITS, name=f"{name}_row{r}") for r in range(max_rows))
+        self.sizes = range(2 if max_rows == 64 else 3, 7)        # supported lb
         self.m = m
 
     def write_row(self, t, value):
         self.m.d.sync += self.rows[t].eq(value)
 
-    def write_col(self, le, t, value):
+    def write_col(self, lb, t, value):
         """Element b of ``value`` -> element t of row b."""
         m = self.m
-        with m.Switch(le):
-            for k in range(4):
-                e = 8 << k
+        with m.Switch(lb):
+            for k in self.sizes:
+                e = 1 << k
                 with m.Case(k):
                     for b in range(_side(k)):
                         m.d.sync += self.rows[b].word_select(t, e).eq(value.word_select(b, e))
 
-    def read_col(self, le, t):
+    def read_col(self, lb, t):
         """Element t of every row, packed as a line."""
         m = self.m
         out = Signal(LINE_BITS, name="col_read")
-        with m.Switch(le):
-            for k in range(4):
-                e = 8 << k
+        with m.Switch(lb):
+            for k in self.sizes:
+                e = 1 << k
                 with m.Case(k):
                     m.d.comb += out.eq(Cat(self.rows[b].word_select(t, e)
                                            for b in range(_side(k))))
@@ -78,34 +85,42 @@ class _Storage:
 
 
 class SquareTranspose(wiring.Component):
-    """Transpose with one square of storage, alternating orientation (see module doc)."""
+    """Transpose with one square of storage, alternating orientation (see module doc).
+
+    ``max_rows`` 32 handles b8..b64 (1 KB of storage); 64 adds b4 (2 KB).
+    """
 
     i: In(stream.Signature(TransposeRow))
     o: Out(stream.Signature(TransposeLine))
 
+    def __init__(self, max_rows: int = 32):
+        _check_rows(max_rows)
+        self.max_rows = max_rows
+        super().__init__()
+
     def elaborate(self, platform):
         m = Module()
-        st = _Storage(m, "sq")
+        st = _Storage(m, "sq", self.max_rows)
 
         # writer: square being written
-        w_slot = Signal(6)
+        w_slot = Signal(7)
         w_orient = Signal()          # 0: rows, 1: columns
-        w_le = Signal(2)
-        w_lines = Signal(6)
+        w_lb = Signal(3)
+        w_lines = Signal(7)
         # reader: square being read (complete)
         r_full = Signal()            # a complete square waits to be read
-        r_slot = Signal(6)
+        r_slot = Signal(7)
         r_orient = Signal()
-        r_le = Signal(2)
-        r_lines = Signal(6)
+        r_lb = Signal(3)
+        r_lines = Signal(7)
 
-        row_le = Mux(w_slot == 0, self.i.payload.le, w_le)
+        row_lb = Mux(w_slot == 0, self.i.payload.lb, w_lb)
         row_lines = Mux(w_slot == 0, self.i.payload.lines, w_lines)
-        side = Signal(7)
-        m.d.comb += side.eq(LINE_BYTES >> row_le)
+        side = Signal(8)
+        m.d.comb += side.eq(LINE_BITS >> row_lb)
 
         # output: read slot r_slot of the complete square
-        col = st.read_col(r_le, r_slot)
+        col = st.read_col(r_lb, r_slot)
         row = st.rows[r_slot]
         m.d.comb += [
             self.o.valid.eq(r_full),
@@ -120,24 +135,24 @@ class SquareTranspose(wiring.Component):
         # getting the old value), or when the square being read does not need it
         slot_free = (~r_full | (w_slot < r_slot) | ((w_slot == r_slot) & reading)
                      | (w_slot >= r_lines))
-        same_shape = ~r_full | (row_le == r_le) | (w_slot != 0)
+        same_shape = ~r_full | (row_lb == r_lb) | (w_slot != 0)
         m.d.comb += self.i.ready.eq(slot_free & same_shape)
         writing = self.i.valid & self.i.ready
         write_done = writing & (w_slot == side - 1)
 
         with m.If(writing):
             with m.If(w_orient):
-                st.write_col(row_le, w_slot, self.i.payload.data)
+                st.write_col(row_lb, w_slot, self.i.payload.data)
             with m.Else():
                 st.write_row(w_slot, self.i.payload.data)
-            m.d.sync += [w_le.eq(row_le), w_lines.eq(row_lines)]
+            m.d.sync += [w_lb.eq(row_lb), w_lines.eq(row_lines)]
             m.d.sync += w_slot.eq(Mux(write_done, 0, w_slot + 1))
 
         with m.If(reading):
             m.d.sync += r_slot.eq(Mux(read_done, 0, r_slot + 1))
         with m.If(write_done):
             # the new square becomes readable; the next one is written the other way round
-            m.d.sync += [r_full.eq(1), r_orient.eq(w_orient), r_le.eq(row_le),
+            m.d.sync += [r_full.eq(1), r_orient.eq(w_orient), r_lb.eq(row_lb),
                          r_lines.eq(row_lines), w_orient.eq(~w_orient)]
         with m.Elif(read_done):
             m.d.sync += r_full.eq(0)
@@ -150,27 +165,32 @@ class NaiveTranspose(wiring.Component):
     i: In(stream.Signature(TransposeRow))
     o: Out(stream.Signature(TransposeLine))
 
+    def __init__(self, max_rows: int = 32):
+        _check_rows(max_rows)
+        self.max_rows = max_rows
+        super().__init__()
+
     def elaborate(self, platform):
         m = Module()
-        st = _Storage(m, "naive")
-        slot = Signal(6)
+        st = _Storage(m, "naive", self.max_rows)
+        slot = Signal(7)
         draining = Signal()
-        le = Signal(2)
-        lines = Signal(6)
-        row_le = Mux(slot == 0, self.i.payload.le, le)
-        side = Signal(7)
-        m.d.comb += side.eq(LINE_BYTES >> row_le)
+        lb = Signal(3)
+        lines = Signal(7)
+        row_lb = Mux(slot == 0, self.i.payload.lb, lb)
+        side = Signal(8)
+        m.d.comb += side.eq(LINE_BITS >> row_lb)
         m.d.comb += [
             self.i.ready.eq(~draining),
             self.o.valid.eq(draining),
-            self.o.payload.data.eq(st.read_col(le, slot)),
+            self.o.payload.data.eq(st.read_col(lb, slot)),
             self.o.payload.index.eq(slot),
             self.o.payload.last.eq(slot == lines - 1),
         ]
         with m.If(self.i.valid & self.i.ready):
             st.write_row(slot, self.i.payload.data)
             with m.If(slot == 0):
-                m.d.sync += [le.eq(self.i.payload.le), lines.eq(self.i.payload.lines)]
+                m.d.sync += [lb.eq(self.i.payload.lb), lines.eq(self.i.payload.lines)]
             with m.If(slot == side - 1):
                 m.d.sync += [slot.eq(0), draining.eq(1)]
             with m.Else():

@@ -10,20 +10,29 @@ from amaranth.sim import Simulator
 from hdl.transpose import NaiveTranspose, SquareTranspose
 
 
-def squares(seed, count=10, le=None):
+def squares(seed, count=10, lb=None, b4=False):
+    """(lb, lines, square) with the square as elements (S, S) of 2**lb bits."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(count):
-        lg = int(rng.integers(0, 4)) if le is None else le
-        s, e = 32 >> lg, 1 << lg
+        lg = int(rng.integers(2 if b4 else 3, 7)) if lb is None else lb
+        s = 256 >> lg
         lines = int(rng.choice([s, max(1, s // 2), 1]))
-        sq = rng.integers(0, 256, (s, s, e), dtype=np.uint8)
+        sq = rng.integers(0, 1 << min(1 << lg, 62), (s, s), dtype=np.uint64)
         out.append((lg, lines, sq))
     return out
 
 
-def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0):
-    dut = cls()
+def pack(elems, lg):
+    """Elements of 2**lg bits -> an int, element 0 in the low bits (b4: even nibble low)."""
+    v = 0
+    for k, x in enumerate(elems):
+        v |= int(x) << (k << lg)
+    return v
+
+
+def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32):
+    dut = cls(max_rows=max_rows)
     rng = random.Random(seed)
     got, timing = [], {}
     total = sum(lines for _, lines, _ in sqs)
@@ -35,8 +44,7 @@ def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0):
                     ctx.set(dut.i.valid, 0)
                     await ctx.tick()
                 ctx.set(dut.i.valid, 1)
-                ctx.set(dut.i.payload, {"data": int.from_bytes(row.tobytes(), "little"),
-                                        "le": lg, "lines": lines})
+                ctx.set(dut.i.payload, {"data": pack(row, lg), "lb": lg, "lines": lines})
                 await ctx.tick().until(dut.i.ready)
         ctx.set(dut.i.valid, 0)
 
@@ -47,7 +55,7 @@ def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0):
             ctx.set(dut.o.ready, orng.random() < p_out)
             _, _, v, r, pl = await ctx.tick().sample(dut.o.valid, dut.o.ready, dut.o.payload)
             if v and r:
-                got.append((int(pl.data).to_bytes(32, "little"), int(pl.index), int(pl.last)))
+                got.append((int(pl.data), int(pl.index), int(pl.last)))
                 timing.setdefault("first", cycle)
                 timing["last"] = cycle
             cycle += 1
@@ -64,32 +72,33 @@ def expected(sqs):
     out = []
     for lg, lines, sq in sqs:
         for col in range(lines):
-            out.append((np.ascontiguousarray(sq[:, col]).tobytes(), col, int(col == lines - 1)))
+            out.append((pack(sq[:, col], lg), col, int(col == lines - 1)))
     return out
 
 
+@pytest.mark.parametrize("max_rows", [32, 64])
 @pytest.mark.parametrize("cls", [SquareTranspose, NaiveTranspose])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_random_squares_with_back_pressure(cls, seed):
-    sqs = squares(seed, count=12)
-    got, _ = run(cls, sqs, seed, p_in=0.7, p_out=0.6)
+def test_random_squares_with_back_pressure(cls, seed, max_rows):
+    sqs = squares(seed, count=12, b4=max_rows == 64)
+    got, _ = run(cls, sqs, seed, p_in=0.7, p_out=0.6, max_rows=max_rows)
     assert got == expected(sqs)
 
 
-@pytest.mark.parametrize("le", [0, 1, 2, 3])
-def test_square_unit_full_throughput_one_square_of_storage(le):
+@pytest.mark.parametrize("lb", [2, 3, 4, 5, 6])
+def test_square_unit_full_throughput_one_square_of_storage(lb):
     """One row in and one column out per cycle, no gap between squares: the last of N*S
     columns leaves S + N*S - 1 cycles after the start."""
-    sqs = squares(10 + le, count=8, le=le)
-    sqs = [(lg, 32 >> lg, sq) for lg, _, sq in sqs]           # full squares
-    got, t = run(SquareTranspose, sqs)
+    sqs = squares(10 + lb, count=8, lb=lb)
+    sqs = [(lg, 256 >> lg, sq) for lg, _, sq in sqs]          # full squares
+    got, t = run(SquareTranspose, sqs, max_rows=64 if lb == 2 else 32)
     assert got == expected(sqs)
-    s = 32 >> le
+    s = 256 >> lb
     assert t["first"] == s and t["last"] == s + 8 * s - 1
 
 
 def test_naive_unit_drains_before_filling():
-    sqs = [(0, 32, sq) for _, _, sq in squares(5, count=3, le=0)]
+    sqs = [(3, 32, sq) for _, _, sq in squares(5, count=3, lb=3)]
     got, t = run(NaiveTranspose, sqs)
     assert got == expected(sqs)
     assert t["last"] > 32 + 3 * 32 + 30                         # no overlap of fill and drain
