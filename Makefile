@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= auto
 
-.PHONY: install demo test bench-tload clean
+.PHONY: install demo test bench bench-tload bench-units clean
 
 install: $(STAMP)
 
@@ -23,10 +23,18 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q
 
-# efficiency / latency table of the TLOAD engine, and Yosys cell and flip-flop counts
+# efficiency / latency tables of the engines, and Yosys cell and flip-flop counts (minutes)
+bench: bench-tload bench-units
+
 bench-tload: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	mkdir -p build
 	$(BIN)/python -m hdl.bench_tload --area --json build/bench_tload.json
+
+bench-units: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	mkdir -p build
+	$(BIN)/python -m hdl.bench_units --area --json build/bench_units.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -263,7 +263,14 @@ def _add_ldt_parser(sub):
                    help="destination buffer (default L0A; L0B for --v2)")
     p.add_argument("--src", required=True, metavar="FILE", help="L1 image")
     p.add_argument("--dst-bytes", required=True, type=_int_arg("--dst-bytes"), metavar="N")
-    p.add_argument("--backend", choices=BACKENDS, default="golden")
+    p.add_argument("--backend", choices=BACKENDS, default="golden",
+                   help="golden (numpy model) or amaranth (the HDL engine, compared with the model)")
+    p.add_argument("--stall", type=_prob_arg, default=0.0, metavar="P",
+                   help="amaranth: idle/back-pressure probability on every port (default 0)")
+    p.add_argument("--seed", type=_any_int("--seed"), default=0, metavar="S",
+                   help="amaranth: seed of the idle/back-pressure patterns")
+    p.add_argument("--transpose", choices=("square", "naive"), default="square",
+                   help="amaranth: transpose unit")
     p.add_argument("--model", choices=("fast", "reference"), default="fast")
     p.add_argument("--out", metavar="FILE", help="write the whole destination image (raw bytes)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -529,7 +536,8 @@ def cmd_ldt(args) -> int:
     from model.load_data import (FRACTAL, LoadData2dTransposeParams, LoadData2dTransposeParamsV2,
                                  load_data_with_transpose, load_data_with_transpose_reference,
                                  plan_ldt)
-    _no_hdl_yet(args)
+    if args.backend in ("icarus", "verilator"):
+        _no_hdl_yet(args)
     if args.src_frac_gap is not None and not args.v2:
         raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
     _check_out(args.out)
@@ -543,6 +551,8 @@ def cmd_ldt(args) -> int:
               if args.v2 else LoadData2dTransposeParams(**common))
     base = {"op": "load-data-with-transpose", "backend": args.backend, "params": params.to_json(),
             "dst": dst_name}
+    hdl = _run_ldt_hdl(args, params, dst_name, l1.data) if args.backend == "amaranth" else None
+    hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
     try:
         pl = plan_ldt(params, l1, Buffer(dst_name, args.dst_bytes))
         run = load_data_with_transpose if args.model == "fast" else load_data_with_transpose_reference
@@ -550,20 +560,21 @@ def cmd_ldt(args) -> int:
     except Fault as f:
         print(f"{f.name}: {f.message}", file=sys.stderr)
         if args.json:
-            _emit_json(dict(base, bytes_moved=0, placements=[], cycles=None, ideal_cycles=None,
-                            match=None, fault=f.to_json()))
+            _emit_json(dict(base, bytes_moved=0, placements=[], fault=f.to_json(), **hdl_json))
         else:
             print(f"fault: {f}")
-        return EXIT_FAULT
+            if hdl:
+                print(hdl["summary"])
+        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_FAULT
     if args.out:
         l0.data.tofile(args.out)
     placements = [{"iteration": i, "fractal": j, "src": int(pl.src_addr[i, j]),
                    "dst": int(pl.dst_addr[i, j])}
                   for i in range(pl.src_addr.shape[0]) for j in range(pl.src_addr.shape[1])]
     if args.json:
-        _emit_json(dict(base, bytes_moved=pl.bytes_moved, placements=placements, cycles=None,
-                        ideal_cycles=None, match=None, fault=None))
-        return EXIT_OK
+        _emit_json(dict(base, bytes_moved=pl.bytes_moved, placements=placements, fault=None,
+                        **hdl_json))
+        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
     kind = "V2" if args.v2 else "V1"
     print(f"LoadDataWithTranspose {kind} {args.dtype} -> {dst_name}: "
           + ", ".join(f"{k}={v}" for k, v in params.to_json().items() if k not in ("version", "dtype")))
@@ -577,7 +588,35 @@ def cmd_ldt(args) -> int:
         print(_square_text("square of iteration 0, before (L1)", l1.data, pl.src_addr[0], pl.square))
         print(_square_text(f"after ({dst_name})", l0.data, pl.dst_addr[0], pl.square))
     print(f"{pl.bytes_moved} bytes moved" + (f"; wrote {args.out}" if args.out else ""))
-    return EXIT_OK
+    if hdl:
+        print(hdl["summary"])
+    return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+
+
+def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
+    """Run the call on the Amaranth L1 -> L0 engine and compare with the golden model."""
+    from hdl.sim_l1l0 import LdtCall, run_and_compare_l1l0
+    if l1.size >= 1 << 32 or args.dst_bytes >= 1 << 32:
+        raise UsageError("--backend amaranth: the engine addresses at most 4 GiB of L1 and L0")
+    call = LdtCall(params, dst_name)
+    res, problems = run_and_compare_l1l0([call], l1, np.zeros(args.dst_bytes, np.uint8),
+                                         seed=args.seed, stall=args.stall,
+                                         transpose=args.transpose)
+    match = not problems
+    ideal = None
+    if res.faults == [0] and params.repeatTimes:
+        from model.load_data import LDT_DTYPES, SQUARES
+        ideal = params.repeatTimes * SQUARES[LDT_DTYPES[params.dtype]].bytes // 32
+    head = f"amaranth: {'match' if match else 'MISMATCH'}"
+    if res.cycles and ideal:
+        head += f", {res.cycles} cycles, ideal {ideal}, efficiency {ideal / res.cycles:.3f}"
+    lines = [head] + [f"  {p}" for p in problems]
+    if not match:
+        lines.append("  reproduce: " + " ".join(_quote_argv(sys.argv)))
+    return {"match": match, "summary": "\n".join(lines),
+            "json": {"cycles": res.cycles, "ideal_cycles": ideal, "match": match,
+                     "hdl_fault": res.faults[0] if res.faults else None,
+                     "mismatches": problems}}
 
 
 def _square_text(title, data, addrs, sq) -> str:

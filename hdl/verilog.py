@@ -4,6 +4,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from .l1l0_engine import L1L0Engine
 from .load_align_unit import LoadAlignUnit
 from .store_align_unit import StoreAlignUnit
 from .tload_engine import TLoadEngine
@@ -16,6 +17,7 @@ TOPS = {
     "tload_engine": (lambda profile: TLoadEngine(width=32, profile=profile), "TLOAD engine, W = 32"),
     "tload_engine_w64": (lambda profile: TLoadEngine(width=64, profile=profile), "TLOAD engine, W = 64"),
     "square_transpose": (lambda profile: SquareTranspose(), "transpose unit"),
+    "l1l0_engine": (lambda profile: L1L0Engine(), "L1 -> L0 engine (LoadDataWithTranspose)"),
     "load_align_unit": (lambda profile: LoadAlignUnit(), "LoadAlign unit, VL = 256"),
     "store_align_unit": (lambda profile: StoreAlignUnit(), "StoreAlign unit, VL = 256"),
 }

@@ -44,7 +44,8 @@ def test_verilog_writes_the_tops(tmp_path):
                  "write__payload", "done__payload", "mem_size", "clk", "rst"):
         assert port in text
     assert "src =" not in text                                  # emit_src=False
-    for stem in ("tload_engine_w64", "square_transpose", "load_align_unit", "store_align_unit"):
+    for stem in ("tload_engine_w64", "square_transpose", "load_align_unit", "store_align_unit",
+                 "l1l0_engine"):
         assert (tmp_path / f"{stem}.v").read_text().count(f"module {stem}(") == 1
 
 
@@ -60,3 +61,17 @@ def test_load_align_amaranth_backend(tmp_path):
             "--addr", "4000", "--backend", "amaranth", "--json")
     assert r.returncode == 3
     assert json.loads(r.stdout.splitlines()[-1])["match"] is True
+
+
+def test_load_data_with_transpose_amaranth_backend(tmp_path):
+    src = tmp_path / "l1.bin"
+    src.write_bytes(bytes(range(256)) * 64)
+    r = run("load-data-with-transpose", "--dtype", "float", "--repeat-times", "4", "--src-stride",
+            "1", "--dst-gap", "1", "--src", str(src), "--dst-bytes", "8192", "--backend",
+            "amaranth", "--stall", "0.2", "--json")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert obj["match"] is True and obj["ideal_cycles"] == 128 and obj["cycles"] >= 128
+    r = run("load-data-with-transpose", "--dtype", "int8", "--repeat-times", "3", "--src-stride",
+            "1", "--src", str(src), "--dst-bytes", "8192", "--backend", "amaranth")
+    assert r.returncode == 3 and "amaranth: match" in r.stdout          # the overlap fault

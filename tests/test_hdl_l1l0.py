@@ -1,0 +1,118 @@
+"""The L1 -> L0 (LoadDataWithTranspose) engine on Amaranth's simulator against the model."""
+
+import random
+
+import numpy as np
+import pytest
+
+from hdl.sim_l1l0 import LdtCall, run_and_compare_l1l0
+from model.layouts import to_tile
+from model.load_data import (LDT_DTYPES, LoadData2dTransposeParams as V1,
+                             LoadData2dTransposeParamsV2 as V2)
+
+from .test_load_data import KEY_EXAMPLES, OUTER_LOOP, SQ_BYTES, as_bytes, ceil_div, padded
+
+
+def check(calls, l1, l0_bytes=16384, seed=0, stall=0.0, transpose="square", l0_init=None):
+    init = np.random.default_rng(seed).integers(0, 256, l0_bytes, dtype=np.uint8) \
+        if l0_init is None else l0_init
+    res, problems = run_and_compare_l1l0(calls, l1, init, seed=seed, stall=stall,
+                                         transpose=transpose)
+    assert problems == [], "\n".join(problems + [f"calls: {calls}", f"seed {seed}"])
+    return res
+
+
+def random_call(rng, dtype):
+    v2 = dtype != "int4b" and rng.random() < 0.3
+    kw = dict(repeatTimes=rng.randint(1 if v2 else 0, 4), startIndex=rng.randint(0, 5),
+              srcStride=rng.randint(0, 3), dstGap=rng.randint(0, 5), dstFracGap=rng.randint(0, 4),
+              addrMode=rng.random() < 0.2)
+    p = V2(dtype, srcFracGap=rng.randint(0, 3), **kw) if v2 else V1(dtype, **kw)
+    dst = "L0B" if (v2 or dtype == "int4b" or rng.random() < 0.5) else "L0A"
+    return LdtCall(p, dst, rng.randint(0, 3) * 512, rng.randint(0, 16) * 32)
+
+
+@pytest.mark.parametrize("dtype", list(LDT_DTYPES))
+def test_random_calls_back_to_back(dtype):
+    rng = random.Random(dtype)
+    l1 = np.random.default_rng(len(dtype)).integers(0, 256, 32768, dtype=np.uint8)
+    for k in range(3):
+        calls = [random_call(rng, dtype) for _ in range(4)]
+        # one destination buffer per run: keep the calls on the same L0
+        name = calls[0].dst_name
+        calls = [LdtCall(c.params, name, c.dst, c.src) for c in calls]
+        check(calls, l1, seed=k, stall=0.2 if k else 0.0)
+
+
+@pytest.mark.parametrize("dtype,kw,placements", KEY_EXAMPLES)
+def test_key_feature_examples(dtype, kw, placements):
+    l1 = np.random.default_rng(1).integers(0, 256, 16384, dtype=np.uint8)
+    check([LdtCall(V1(dtype, **kw), "L0B" if dtype == "int4b" else "L0A")], l1, 8192)
+
+
+@pytest.mark.parametrize("dtype,kw,dst_step,slot", OUTER_LOOP)
+def test_outer_loop_examples(dtype, kw, dst_step, slot):
+    l1 = np.random.default_rng(2).integers(0, 256, 32768, dtype=np.uint8)
+    bits = LDT_DTYPES[dtype]
+    dst = "L0B" if dtype == "int4b" else "L0A"
+    calls = [LdtCall(V1(dtype, **kw), dst, c * dst_step * 512, c * 3 * SQ_BYTES[bits])
+             for c in range(2)]
+    check(calls, l1, seed=3, stall=0.1)
+
+
+def test_e2e_matrix_b_int8_nz_to_zn_on_the_engine():
+    """The seed's int8 B [70x50] snippet, all its calls on the engine: L0B holds B in Zn."""
+    k, n = 70, 50
+    B = np.random.default_rng(6).integers(-100, 100, (k, n)).astype(np.int8)
+    K, N = ceil_div(k, 32) * 32, ceil_div(n, 32) * 32
+    l1 = to_tile(as_bytes(padded(B, K, N), 1), "NZ").reshape(-1).copy()
+    p = V1("int8", repeatTimes=ceil_div(n, 32), srcStride=ceil_div(k, 32), dstGap=1)
+    calls = [LdtCall(p, "L0B", i * ceil_div(n, 32) * 1024, i * 1024) for i in range(ceil_div(k, 32))]
+    res = check(calls, l1, 16384, l0_init=np.zeros(16384, np.uint8))
+    want = to_tile(as_bytes(padded(B, K, N), 1), "ZN").reshape(-1)
+    np.testing.assert_array_equal(res.l0[:want.size], want)
+
+
+@pytest.mark.parametrize("transpose", ["square", "naive"])
+def test_both_transpose_units(transpose):
+    rng = random.Random(9)
+    l1 = np.random.default_rng(9).integers(0, 256, 32768, dtype=np.uint8)
+    calls = [LdtCall(V1(dt, repeatTimes=2, srcStride=1, dstGap=3), "L0B") for dt in LDT_DTYPES]
+    check(calls, l1, seed=4, stall=0.1, transpose=transpose)
+
+
+FAULTS = [
+    (V1("half", repeatTimes=256), "L0A", 0, 0, 7),
+    (V1("half", repeatTimes=1, startIndex=65536), "L0A", 0, 0, 7),
+    (V2("half", repeatTimes=0), "L0B", 0, 0, 7),
+    (V1("int4b", repeatTimes=1), "L0A", 0, 0, 2),
+    (V2("half", repeatTimes=1), "L0A", 0, 0, 2),
+    (V1("half", repeatTimes=1), "L0A", 256, 0, 5),
+    (V1("half", repeatTimes=1), "L0A", 0, 16, 5),
+    (V1("int8", repeatTimes=3, srcStride=1, dstGap=0, dstFracGap=0), "L0A", 0, 0, 2),
+    (V1("half", repeatTimes=3, startIndex=1, srcStride=1, addrMode=True), "L0A", 0, 0, 6),
+    (V1("half", repeatTimes=1, startIndex=64), "L0A", 0, 0, 6),
+    (V1("half", repeatTimes=40, srcStride=1), "L0A", 0, 0, 6),
+    (V1("half", repeatTimes=0, startIndex=9999), "L0A", 0, 0, 0),
+]
+
+
+@pytest.mark.parametrize("case", range(len(FAULTS)))
+def test_faults_and_no_op(case):
+    p, dst, d, s, code = FAULTS[case]
+    l1 = np.random.default_rng(5).integers(0, 256, 32768, dtype=np.uint8)
+    calls = [LdtCall(p, dst, d, s)]
+    res = check(calls, l1, 16384)
+    assert res.faults == [code] and res.reads == 0 and res.first_write is None
+
+
+def test_efficiency_bound_repeat_4():
+    """One row in and one line out per cycle: R iterations of S-row squares take about
+    R*S + S cycles plus the pipeline (the first line needs the square's S rows)."""
+    l1 = np.random.default_rng(6).integers(0, 256, 32768, dtype=np.uint8)
+    for dt, rows in (("int8", 32), ("half", 16), ("float", 8), ("int4b", 64)):
+        nfrac = SQ_BYTES[LDT_DTYPES[dt]] // 512
+        p = V1(dt, repeatTimes=4, srcStride=1, dstGap=nfrac - 1)
+        res = check([LdtCall(p, "L0B")], l1)
+        beats = 4 * SQ_BYTES[LDT_DTYPES[dt]] // 32
+        assert res.cycles <= beats + rows + 6
