@@ -271,6 +271,7 @@ def _add_ldt_parser(sub):
                    help="amaranth: seed of the idle/back-pressure patterns")
     p.add_argument("--transpose", choices=("square", "naive"), default="square",
                    help="amaranth: transpose unit")
+    p.add_argument("--vcd", metavar="FILE", help="amaranth: write a waveform of the run")
     p.add_argument("--model", choices=("fast", "reference"), default="fast")
     p.add_argument("--out", metavar="FILE", help="write the whole destination image (raw bytes)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -296,6 +297,7 @@ def _add_load_align_parser(sub):
                    help="2: RegTraitNumTwo (b64 / complex32 split over two registers)")
     p.add_argument("--backend", choices=BACKENDS, default="golden",
                    help="golden (numpy model) or amaranth (the HDL unit, compared with the model)")
+    p.add_argument("--vcd", metavar="FILE", help="amaranth: write a waveform of the run")
     p.add_argument("--model", choices=("fast", "reference"), default="fast")
     p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -531,6 +533,11 @@ def _no_hdl_yet(args):
                          f"{args.cmd} lands in a later release; use --backend golden")
 
 
+def _vcd_needs_hdl(args):
+    if args.backend == "golden" and args.vcd:
+        raise UsageError("--vcd needs an HDL backend (--backend amaranth)")
+
+
 def cmd_ldt(args) -> int:
     from model.buffers import Buffer
     from model.load_data import (FRACTAL, LoadData2dTransposeParams, LoadData2dTransposeParamsV2,
@@ -538,6 +545,7 @@ def cmd_ldt(args) -> int:
                                  plan_ldt)
     if args.backend in ("icarus", "verilator"):
         _no_hdl_yet(args)
+    _vcd_needs_hdl(args)
     if args.src_frac_gap is not None and not args.v2:
         raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
     _check_out(args.out)
@@ -599,9 +607,12 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
     if l1.size >= 1 << 32 or args.dst_bytes >= 1 << 32:
         raise UsageError("--backend amaranth: the engine addresses at most 4 GiB of L1 and L0")
     call = LdtCall(params, dst_name)
-    res, problems = run_and_compare_l1l0([call], l1, np.zeros(args.dst_bytes, np.uint8),
-                                         seed=args.seed, stall=args.stall,
-                                         transpose=args.transpose)
+    try:
+        res, problems = run_and_compare_l1l0([call], l1, np.zeros(args.dst_bytes, np.uint8),
+                                             seed=args.seed, stall=args.stall,
+                                             transpose=args.transpose, vcd=args.vcd)
+    except OSError as e:
+        raise UsageError(f"--vcd {args.vcd!r}: {e.strerror or e}") from None
     match = not problems
     ideal = None
     if res.faults == [0] and params.repeatTimes:
@@ -642,6 +653,7 @@ def cmd_load_align(args) -> int:
     from model.load_align import Addressing, WIDTHS, load_align, load_align_reference
     if args.backend in ("icarus", "verilator"):
         _no_hdl_yet(args)
+    _vcd_needs_hdl(args)
     _check_out(args.out)
     ub = Buffer("UB", _read_file("--ub", args.ub))
     if args.post_update is not None:
@@ -703,9 +715,11 @@ def _run_load_align_hdl(args, ub, how) -> dict:
         raise UsageError(f"--ub: {ub.size} bytes is more than the unit's 2 GiB address range")
     case = AlignCase(args.dist.name, args.dtype, args.addr, how, args.reg_trait)
     try:
-        res = simulate_load_align([case], ub.data, args.vl)
+        res = simulate_load_align([case], ub.data, args.vl, vcd=args.vcd)
     except ValueError as e:
         raise UsageError(f"--backend amaranth: {e}") from None
+    except OSError as e:
+        raise UsageError(f"--vcd {args.vcd!r}: {e.strerror or e}") from None
     problems = compare_load_align([case], ub.data, res, args.vl)
     match = not problems
     cycles = res.out[0] - res.accept[0] if res.out and res.accept else None

@@ -50,7 +50,7 @@ class AlignResult:
 
 
 def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
-                        p_op: float = 1.0, p_ready: float = 1.0) -> AlignResult:
+                        p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None) -> AlignResult:
     dut = LoadAlignUnit(vl=vl, ub_size=ub.size)
     rng = random.Random(seed)
     res = AlignResult()
@@ -105,8 +105,17 @@ def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     sim.add_testbench(clock, background=True)
     for proc in (driver, sram, sink):
         sim.add_testbench(proc)
-    sim.run()
+    _run(sim, vcd, [dut.op.valid, dut.op.ready, dut.ub_en, dut.ub_addr, dut.res.valid,
+                    dut.res.ready])
     return res
+
+
+def _run(sim, vcd, traces):
+    if vcd:
+        with sim.write_vcd(vcd, traces=traces):
+            sim.run()
+    else:
+        sim.run()
 
 
 def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:

@@ -62,7 +62,8 @@ class L1L0Result:
 
 
 def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, latency: int = 2,
-                  stall: float = 0.0, transpose: str = "square") -> L1L0Result:
+                  stall: float = 0.0, transpose: str = "square",
+                  vcd: str | None = None) -> L1L0Result:
     dut = L1L0Engine(transpose=transpose)
     rng = random.Random(seed)
     res = L1L0Result(l0=l0_init.copy())
@@ -152,7 +153,13 @@ def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, lat
     sim.add_testbench(clock, background=True)
     for proc in (driver, l1_port, l0_port, completions):
         sim.add_testbench(proc)
-    sim.run()
+    if vcd:
+        traces = [dut.op.valid, dut.op.ready, dut.rd.valid, dut.rd.ready, dut.rd_data.valid,
+                  dut.rd_data.ready, dut.wr.valid, dut.wr.ready, dut.done.valid]
+        with sim.write_vcd(vcd, traces=traces):
+            sim.run()
+    else:
+        sim.run()
     return res
 
 

@@ -52,9 +52,11 @@ def test_verilog_writes_the_tops(tmp_path):
 def test_load_align_amaranth_backend(tmp_path):
     ub = tmp_path / "ub.bin"
     ub.write_bytes(bytes(range(256)) * 16)
+    vcd = tmp_path / "la.vcd"
     r = run("load-align", "--dist", "DIST_E2B_B32", "--dtype", "b32", "--ub", str(ub),
-            "--addr", "64", "--addr-reg", "8", "--backend", "amaranth", "--json")
+            "--addr", "64", "--addr-reg", "8", "--backend", "amaranth", "--json", "--vcd", str(vcd))
     assert r.returncode == 0, r.stderr
+    assert vcd.stat().st_size > 0
     obj = json.loads(r.stdout.splitlines()[-1])
     assert obj["match"] is True and obj["cycles"] == 2 and obj["ideal_cycles"] == 1
     r = run("load-align", "--dist", "DIST_NORM", "--dtype", "b8", "--ub", str(ub),
@@ -68,8 +70,9 @@ def test_load_data_with_transpose_amaranth_backend(tmp_path):
     src.write_bytes(bytes(range(256)) * 64)
     r = run("load-data-with-transpose", "--dtype", "float", "--repeat-times", "4", "--src-stride",
             "1", "--dst-gap", "1", "--src", str(src), "--dst-bytes", "8192", "--backend",
-            "amaranth", "--stall", "0.2", "--json")
+            "amaranth", "--stall", "0.2", "--json", "--vcd", str(tmp_path / "ldt.vcd"))
     assert r.returncode == 0, r.stderr
+    assert (tmp_path / "ldt.vcd").stat().st_size > 0
     obj = json.loads(r.stdout.splitlines()[-1])
     assert obj["match"] is True and obj["ideal_cycles"] == 128 and obj["cycles"] >= 128
     r = run("load-data-with-transpose", "--dtype", "int8", "--repeat-times", "3", "--src-stride",
