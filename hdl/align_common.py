@@ -8,6 +8,10 @@ static wirings.  The tables here are the seed's (D11, D12), written for the HDL.
 from amaranth import Module, Mux, Signal, signed
 from amaranth.lib import data, enum
 
+from model import load_align as _model
+
+from .tload_types import FaultCode
+
 __all__ = ["LoadDist", "StoreDist", "Addressing", "AlignOp", "load_geometry", "store_geometry",
            "address_stage", "check_vl"]
 
@@ -48,6 +52,11 @@ class StoreDist(enum.Enum, shape=5):
     DIST_INTLV_B32 = 11
     DIST_PACK4_B32 = 12
     DIST_NORM = 16
+
+
+# the model's numbering (D12) is the one on the ports
+assert {d.name: d.value for d in LoadDist} == {d.name: int(d) for d in _model.LoadDist}
+assert {d.name: d.value for d in StoreDist} == {d.name: int(d) for d in _model.StoreDist}
 
 
 class Addressing(enum.Enum, shape=2):
@@ -106,12 +115,13 @@ AlignOp = data.StructLayout({
 })
 
 
-def address_stage(m: Module, op, ub_size: int, nbytes, align, name: str):
-    """Effective address, next address and the Alignment/OutOfBounds fault of ``op``.
+def address_stage(m: Module, op, ub_size: int, nbytes, align, illegal, name: str):
+    """Effective address, next address and the fault of ``op``.
 
-    ``nbytes`` and ``align`` are the mode's (signals); returns (ea, next_addr, align_bad,
-    oob) -- the model's order: stride/offset alignment, base alignment, effective-address
-    alignment, then the UB range.
+    ``nbytes`` and ``align`` are the mode's (signals), ``illegal`` its IllegalParameter
+    condition; returns (ea, next_addr, fault) with the faults in the model's order:
+    IllegalParameter, then Alignment (stride/offset, base, effective address), then the UB
+    range (OutOfBounds).
     """
     size = Signal(4, name=f"{name}_size")
     m.d.comb += size.eq(1 << op.t)
@@ -129,5 +139,12 @@ def address_stage(m: Module, op, ub_size: int, nbytes, align, name: str):
     align_bad = (((is_reg | is_post) & ((scaled & mask) != 0)) | ((addr & mask) != 0)
                  | ((ea & mask) != 0))
     oob = (ea < 0) | (ea + nbytes > ub_size)
-    return ea, nxt, align_bad, oob
+    fault = Signal(FaultCode, name=f"{name}_fault")
+    with m.If(illegal):
+        m.d.comb += fault.eq(FaultCode.IllegalParameter)
+    with m.Elif(align_bad):
+        m.d.comb += fault.eq(FaultCode.Alignment)
+    with m.Elif(oob):
+        m.d.comb += fault.eq(FaultCode.OutOfBounds)
+    return ea, nxt, fault
 

@@ -105,14 +105,7 @@ class LoadAlignUnit(wiring.Component):
             m.d.comb += nbytes.eq(2 * vl)
         illegal = (~known | ((op.t == 3) & ~norm) | ((op.reg_trait != 1) & ~trait2)
                    | (trait2 & (~norm | (op.t < 2) | (op.mode == Addressing.ADDR_REG))))
-        ea, nxt, align_bad, oob = address_stage(m, op, self.ub_size, nbytes, align, "ld")
-        fault = Signal(FaultCode)
-        with m.If(illegal):
-            m.d.comb += fault.eq(FaultCode.IllegalParameter)
-        with m.Elif(align_bad):
-            m.d.comb += fault.eq(FaultCode.Alignment)
-        with m.Elif(oob):
-            m.d.comb += fault.eq(FaultCode.OutOfBounds)
+        ea, nxt, fault = address_stage(m, op, self.ub_size, nbytes, align, illegal, "ld")
 
         # --- pipeline: A -> B (UB data arrives) -> C (registered result) ----------------
         b_valid = Signal()

@@ -112,14 +112,7 @@ class StoreAlignUnit(wiring.Component):
         illegal = (((op.reg_trait != 1) & ~trait2) | (~trait2 & ~known)
                    | (~trait2 & (op.t == 3) & ~b64_ok)
                    | (trait2 & (~norm | (op.t < 2) | (op.mode == Addressing.ADDR_REG))))
-        ea, nxt, align_bad, oob = address_stage(m, op, self.ub_size, nbytes, align, "st")
-        fault = Signal(FaultCode)
-        with m.If(illegal):
-            m.d.comb += fault.eq(FaultCode.IllegalParameter)
-        with m.Elif(align_bad):
-            m.d.comb += fault.eq(FaultCode.Alignment)
-        with m.Elif(oob):
-            m.d.comb += fault.eq(FaultCode.OutOfBounds)
+        ea, nxt, fault = address_stage(m, op, self.ub_size, nbytes, align, illegal, "st")
 
         m.d.comb += self.op.ready.eq(~self.res.valid | self.res.ready)
         take = self.op.valid & self.op.ready

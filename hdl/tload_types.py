@@ -6,6 +6,7 @@ and pads Zero/Max/Min/Null 0..3 (D9), fault codes of D8 (0 = none).
 
 from amaranth.lib import data, enum
 
+from model import dtypes as _dtypes, tload as _tload
 from model.faults import FaultKind
 
 __all__ = ["TLoadLayout", "PadValue", "TileQueue", "FaultCode", "TLoadInstr", "MemRequest",
@@ -27,6 +28,11 @@ class PadValue(enum.Enum, shape=2):
     Max = 1
     Min = 2
     Null = 3
+
+
+# the model's numbering (D9) is the one on the ports
+assert {x.name: x.value for x in TLoadLayout} == {x.name: int(x) for x in _tload.TLoadLayout}
+assert {x.name: x.value for x in PadValue} == {x.name: int(x) for x in _dtypes.PadValue}
 
 
 class TileQueue(enum.Enum, shape=3):
