@@ -26,7 +26,13 @@ from amaranth.lib.wiring import In, Out
 from .align_common import AlignOp, Addressing, LoadDist, check_vl, load_geometry, address_stage, width_of
 from .tload_types import FaultCode
 
-__all__ = ["LoadAlignUnit", "load_wiring"]
+__all__ = ["LoadAlignUnit", "LoadAlignResult", "load_wiring"]
+
+
+def LoadAlignResult(vl: int) -> data.StructLayout:
+    """The ``res`` payload: two VL-byte registers, the next address, the fault code."""
+    return data.StructLayout({"dst0": 8 * vl, "dst1": 8 * vl, "next_addr": signed(42),
+                              "fault": FaultCode})
 
 
 def load_wiring(name: str, vl: int, reg_trait: int = 1, t_bytes: int = 8):
@@ -81,8 +87,7 @@ class LoadAlignUnit(wiring.Component):
             "ub_addr": Out(32),
             "ub_en": Out(1),
             "ub_data": In(16 * vl),
-            "res": Out(stream.Signature(data.StructLayout({
-                "dst0": 8 * vl, "dst1": 8 * vl, "next_addr": signed(42), "fault": FaultCode}))),
+            "res": Out(stream.Signature(LoadAlignResult(vl))),
         })
 
     def elaborate(self, platform):

@@ -17,6 +17,7 @@ from model.faults import Fault
 from model.load_align import WIDTHS, Addressing as MAddr, load_align, store_align
 
 from .align_common import Addressing, LoadDist, StoreDist
+from .benchapi import unpack
 from .load_align_unit import LoadAlignUnit
 from .store_align_unit import StoreAlignUnit
 
@@ -49,49 +50,58 @@ class AlignResult:
     timed_out: bool = False
 
 
-def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
-                        p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None) -> AlignResult:
-    dut = LoadAlignUnit(vl=vl, ub_size=ub.size)
+LOAD_INPUTS = ("op__valid", "op__payload", "ub_data", "res__ready")
+
+
+def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_ready: float,
+                     res: "AlignResult"):
+    """The LoadAlign bench, simulator-neutral (see :mod:`hdl.benchapi`): a driver with random
+    gaps, a synchronous UB read port, a sink with random back-pressure, a watchdog."""
+    from .align_common import AlignOp
+    from .benchapi import pack
+    from .load_align_unit import LoadAlignResult
     rng = random.Random(seed)
-    res = AlignResult()
     state = {"cycle": 0, "done": False}
     limit = 10 * len(cases) + 100
     padded = np.concatenate([ub, np.zeros(2 * vl, np.uint8)])
+    res_layout = LoadAlignResult(vl)
+    payloads = [pack(AlignOp, c.payload()) for c in cases]
 
-    async def clock(ctx):
+    async def clock(port):
         while not state["done"]:
-            await ctx.tick()
+            await port.tick()
             state["cycle"] += 1
             if state["cycle"] > limit:
                 res.timed_out = state["done"] = True
+    clock.background = True
 
-    async def driver(ctx):
-        for c in cases:
+    async def driver(port):
+        for pl in payloads:
             while rng.random() > p_op:
-                ctx.set(dut.op.valid, 0)
-                await ctx.tick()
-            ctx.set(dut.op.payload, c.payload())
-            ctx.set(dut.op.valid, 1)
+                port.set("op__valid", 0)
+                await port.tick()
+            port.set("op__payload", pl)
+            port.set("op__valid", 1)
             while not state["done"]:
-                _, _, v, r = await ctx.tick().sample(dut.op.valid, dut.op.ready)
+                v, r = await port.tick("op__valid", "op__ready")
                 if v and r:
                     res.accept.append(state["cycle"] - 1)
                     break
-        ctx.set(dut.op.valid, 0)
+        port.set("op__valid", 0)
 
-    async def sram(ctx):
+    async def sram(port):
         while not state["done"]:
-            _, _, en, addr = await ctx.tick().sample(dut.ub_en, dut.ub_addr)
+            en, addr = await port.tick("ub_en", "ub_addr")
             if en:
-                a = int(addr)
-                ctx.set(dut.ub_data, int.from_bytes(padded[a:a + 2 * vl].tobytes(), "little"))
+                port.set("ub_data", int.from_bytes(padded[addr:addr + 2 * vl].tobytes(), "little"))
 
-    async def sink(ctx):
+    async def sink(port):
         orng = random.Random(seed + 1)
         while not state["done"]:
-            ctx.set(dut.res.ready, orng.random() < p_ready)
-            _, _, v, r, pl = await ctx.tick().sample(dut.res.valid, dut.res.ready, dut.res.payload)
+            port.set("res__ready", orng.random() < p_ready)
+            v, r, bits = await port.tick("res__valid", "res__ready", "res__payload")
             if v and r:
+                pl = unpack(res_layout, bits)
                 f = pl.fault
                 res.results.append((int(pl.dst0).to_bytes(vl, "little"),
                                     int(pl.dst1).to_bytes(vl, "little"),
@@ -100,13 +110,18 @@ def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
                 if len(res.results) == len(cases):
                     state["done"] = True
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(clock, background=True)
-    for proc in (driver, sram, sink):
-        sim.add_testbench(proc)
-    _run(sim, vcd, [dut.op.valid, dut.op.ready, dut.ub_en, dut.ub_addr, dut.res.valid,
-                    dut.res.ready])
+    return [clock, driver, sram, sink]
+
+
+def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
+                        p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None) -> AlignResult:
+    """Run a stream of LoadAligns through the unit on Amaranth's simulator."""
+    from .benchapi import run_amaranth
+    dut = LoadAlignUnit(vl=vl, ub_size=ub.size)
+    res = AlignResult()
+    procs = load_align_procs(cases, ub, vl, seed, p_op, p_ready, res)
+    run_amaranth(dut, procs, vcd, [dut.op.valid, dut.op.ready, dut.ub_en, dut.ub_addr,
+                                   dut.res.valid, dut.res.ready])
     return res
 
 

@@ -1,0 +1,124 @@
+"""A simulator-neutral test-bench API: one bench body, every simulator.
+
+A bench is a list of ``async def proc(port)`` coroutines run concurrently.  A process
+drives inputs with ``port.set(name, int)``, and ``await port.tick(*names)`` waits for the
+next rising clock edge and returns the values the named signals had AT that edge (what
+the flip-flops saw).  Inputs set after a tick are seen by the design in the next cycle.
+Names are the Verilog port names (``op__valid``, ``op__payload``, ``ub_data``); values are
+plain integers (struct payloads as their flat bit vectors; see :func:`pack`/:func:`unpack`).
+
+Two adapters implement it:
+
+* :class:`AmaranthPort` over Amaranth's testbench context
+  (``ctx.tick().sample(...)`` gives the at-edge values);
+* :class:`CocotbPort` over a cocotb ``dut`` (right after ``RisingEdge`` the registers
+  still hold their pre-edge values, which is the same thing; writes land in the same
+  time step, after the edge).
+"""
+
+from amaranth.lib import data
+from amaranth.sim import Simulator
+
+__all__ = ["pack", "unpack", "AmaranthPort", "run_amaranth", "CocotbPort", "run_cocotb"]
+
+
+def pack(layout, value: dict) -> int:
+    """A dict of fields -> the flat bit vector of ``layout``."""
+    return layout.const(value).as_value().value
+
+
+def unpack(layout, bits: int):
+    """A flat bit vector -> a view with the fields of ``layout`` (``.field`` access)."""
+    return layout.from_bits(int(bits))
+
+
+class AmaranthPort:
+    def __init__(self, ctx, dut):
+        self.ctx = ctx
+        self.dut = dut
+        self._cache = {}
+
+    def _value(self, name):
+        v = self._cache.get(name)
+        if v is None:
+            obj = self.dut
+            for part in name.split("__"):
+                obj = getattr(obj, part)
+            v = obj.as_value() if isinstance(obj, data.View) else obj
+            self._cache[name] = v
+        return v
+
+    def set(self, name: str, value: int):
+        self.ctx.set(self._value(name), int(value))
+
+    async def tick(self, *names):
+        vals = await self.ctx.tick().sample(*(self._value(n) for n in names))
+        return tuple(int(v) for v in vals[2:]) if names else ()
+
+
+def run_amaranth(dut, procs, vcd: str | None = None, traces=()):
+    """Run the bench processes on Amaranth's simulator (clock period 10 ns)."""
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    for proc in procs:
+        async def tb(ctx, proc=proc):
+            await proc(AmaranthPort(ctx, dut))
+        sim.add_testbench(tb, background=getattr(proc, "background", False))
+    if vcd:
+        with sim.write_vcd(vcd, traces=list(traces)):
+            sim.run()
+    else:
+        sim.run()
+
+
+class CocotbPort:
+    def __init__(self, dut, clk):
+        self.dut = dut
+        self.clk = clk
+        self._handles = {}
+
+    def _handle(self, name):
+        h = self._handles.get(name)
+        if h is None:
+            h = self._handles[name] = getattr(self.dut, name)
+        return h
+
+    def set(self, name: str, value: int):
+        h = self._handle(name)
+        width = len(h)
+        self._handle(name).value = int(value) & ((1 << width) - 1)
+
+    async def tick(self, *names):
+        from cocotb.triggers import RisingEdge
+        await RisingEdge(self.clk)
+        return tuple(_as_int(self._handle(n).value, n) for n in names)
+
+
+def _as_int(value, name):
+    """A cocotb value (Logic or LogicArray) as an int; X or Z is a bench error naming the signal."""
+    try:
+        return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
+    except ValueError:
+        raise AssertionError(f"{name} is {value} (X or Z) at a clock edge") from None
+
+
+async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2):
+    """Run the bench processes under cocotb: drive ``inputs`` to 0 (Verilog inputs start
+    as X), start the clock, reset, start every process and wait for the foreground ones."""
+    import cocotb
+    from cocotb.clock import Clock
+    from cocotb.triggers import RisingEdge
+    for name in inputs:
+        getattr(dut, name).value = 0
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    dut.rst.value = 1
+    for _ in range(reset_cycles):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    port_tasks = []
+    for proc in procs:
+        task = cocotb.start_soon(proc(CocotbPort(dut, dut.clk)))
+        if not getattr(proc, "background", False):
+            port_tasks.append(task)
+    for task in port_tasks:
+        await task
