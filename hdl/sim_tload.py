@@ -23,7 +23,6 @@ from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
-from amaranth.sim import Simulator
 
 from model.dtypes import PadValue as ModelPad
 from model.faults import Fault
@@ -106,17 +105,21 @@ def _bytes_of(value: int, n: int) -> np.ndarray:
     return np.frombuffer(int(value).to_bytes(n, "little"), dtype=np.uint8)
 
 
-def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
-                   cfg: SimConfig = SimConfig()) -> SimResult:
-    """Run one or several TLOADs back to back through the engine."""
-    plist = [params] if isinstance(params, TLoadParams) else list(params)
-    mem = np.asarray(mem, dtype=np.uint8)
-    dut = TLoadEngine(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr,
-                      depth=cfg.depth, transpose=cfg.transpose)
+TLOAD_INPUTS = ("instr__valid", "instr__payload", "mem_size", "req__ready", "resp__valid",
+                "resp__payload", "write__ready", "done__ready")
+
+
+def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: SimResult):
+    """The TLOAD bench, simulator-neutral (see :mod:`hdl.benchapi`).
+
+    Each process draws its idle/back-pressure pattern from its own generator seeded from
+    ``cfg.seed``, so the pattern does not depend on the order in which a simulator
+    resumes the processes within a cycle.
+    """
+    from .benchapi import pack, unpack
+    from .tload_types import Completion, MemRequest, TileWrite, TLoadInstr
     W = cfg.width
-    rng = random.Random(cfg.seed)
-    res = SimResult()
-    state = {"cycle": 0, "done": False}
+    state = {"cycle": 0, "done": False, "beats": 0}
     # the writes of instruction i are the next n*Size/W beats after those of i-1
     floor = 0
     for p in plist:
@@ -128,46 +131,52 @@ def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
             res.beats.append(0)
     max_cycles = cfg.max_cycles or (10 * floor + 100 + 50 * len(plist))
     owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
+    write_layout = TileWrite(W)
+    payloads = [pack(TLoadInstr, instr_payload(p)) for p in plist]
 
-    async def clock(ctx):
+    async def clock(port):
         while not state["done"]:
-            await ctx.tick()
+            await port.tick()
             state["cycle"] += 1
             if state["cycle"] > max_cycles:
                 res.timed_out = True
                 state["done"] = True
+    clock.background = True
 
-    async def driver(ctx):
-        ctx.set(dut.mem_size, min(mem.size, MASK64))
-        for p in plist:
+    async def driver(port):
+        rng = random.Random(cfg.seed)
+        port.set("mem_size", min(mem.size, MASK64))
+        for pl in payloads:
             while rng.random() > cfg.p_instr_valid:
-                ctx.set(dut.instr.valid, 0)
-                await ctx.tick()
-            ctx.set(dut.instr.payload, instr_payload(p))
-            ctx.set(dut.instr.valid, 1)
+                port.set("instr__valid", 0)
+                await port.tick()
+            port.set("instr__payload", pl)
+            port.set("instr__valid", 1)
             while True:
-                _, _, v, r = await ctx.tick().sample(dut.instr.valid, dut.instr.ready)
+                v, r = await port.tick("instr__valid", "instr__ready")
                 if v and r:
                     res.accept_cycles.append(state["cycle"] - 1)
                     break
                 if state["done"]:
                     return
-            ctx.set(dut.instr.valid, 0)
+            port.set("instr__valid", 0)
 
-    async def memory(ctx):
+    async def memory(port):
+        rng = random.Random(cfg.seed + 1)
         pending: deque = deque()
         junk = bytes([0xA5]) * W
         while not state["done"]:
             now = state["cycle"]
-            ctx.set(dut.req.ready, rng.random() < cfg.p_req_ready)
+            port.set("req__ready", rng.random() < cfg.p_req_ready)
             show = bool(pending) and pending[0][0] <= now and rng.random() < cfg.p_resp_valid
-            ctx.set(dut.resp.valid, show)
+            port.set("resp__valid", show)
             if show:
-                ctx.set(dut.resp.payload, pending[0][1])
-            _, _, qv, qr, qp, sv, sr = await ctx.tick().sample(
-                dut.req.valid, dut.req.ready, dut.req.payload, dut.resp.valid, dut.resp.ready)
+                port.set("resp__payload", pending[0][1])
+            qv, qr, qp, sv, sr = await port.tick("req__valid", "req__ready", "req__payload",
+                                                 "resp__valid", "resp__ready")
             if qv and qr:
-                addr, n = int(qp.addr), int(qp.len)
+                q = unpack(MemRequest, qp)
+                addr, n = int(q.addr), int(q.len)
                 if not 1 <= n <= 32 or addr + n > mem.size:
                     raise AssertionError(f"engine requested {n} B at {addr:#x}, outside the "
                                          f"{mem.size}-byte memory")
@@ -177,16 +186,17 @@ def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
             if sv and sr:
                 pending.popleft()
 
-    async def tiles(ctx):
+    async def tiles(port):
+        rng = random.Random(cfg.seed + 2)
         while not state["done"]:
-            ctx.set(dut.write.ready, rng.random() < cfg.p_write_ready)
-            _, _, v, r, pl = await ctx.tick().sample(dut.write.valid, dut.write.ready,
-                                                     dut.write.payload)
+            port.set("write__ready", rng.random() < cfg.p_write_ready)
+            v, r, bits = await port.tick("write__valid", "write__ready", "write__payload")
             if v and r:
+                pl = unpack(write_layout, bits)
                 t, off = int(pl.tile), int(pl.offset)
                 data = _bytes_of(int(pl.data), W)
                 be = np.array([(int(pl.be) >> b) & 1 for b in range(W)], dtype=bool)
-                nbeat = state.setdefault("beats", 0)
+                nbeat = state["beats"]
                 state["beats"] = nbeat + 1
                 key = (owner[nbeat] if nbeat < len(owner) else len(plist), t)
                 img = res.tiles.setdefault(key, np.full(1 << 18, JUNK, dtype=np.uint8))
@@ -197,34 +207,42 @@ def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
                 res.last_write_cycle = cyc
                 if res.first_write_cycle is None:
                     res.first_write_cycle = cyc
-        ctx.set(dut.write.ready, 0)
+        port.set("write__ready", 0)
 
-    async def completions(ctx):
-        ctx.set(dut.done.ready, 1)
+    async def completions(port):
+        port.set("done__ready", 1)
         while not state["done"]:
-            _, _, v, pl = await ctx.tick().sample(dut.done.valid, dut.done.payload)
+            v, bits = await port.tick("done__valid", "done__payload")
             if v:
-                f = pl.fault
+                f = unpack(Completion, bits).fault
                 res.faults.append(int(getattr(f, "value", f)))
                 res.done_cycles.append(state["cycle"] - 1)
                 if len(res.faults) == len(plist):
                     state["done"] = True
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    for proc in (clock, driver, memory, tiles, completions):
-        sim.add_testbench(proc, background=proc is clock)
-    if cfg.vcd:
-        traces = [dut.instr.valid, dut.instr.ready, dut.req.valid, dut.req.ready,
-                  dut.resp.valid, dut.resp.ready, dut.write.valid, dut.write.ready,
-                  dut.done.valid, dut.done.ready]
-        with sim.write_vcd(cfg.vcd, traces=traces):
-            sim.run()
-    else:
-        sim.run()
+    return [clock, driver, memory, tiles, completions]
+
+
+def finish(res: SimResult) -> SimResult:
     if res.accept_cycles and res.last_write_cycle is not None:
         res.cycles = res.last_write_cycle - res.accept_cycles[0] + 1
     return res
+
+
+def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
+                   cfg: SimConfig = SimConfig()) -> SimResult:
+    """Run one or several TLOADs back to back through the engine (Amaranth's simulator)."""
+    from .benchapi import run_amaranth
+    plist = [params] if isinstance(params, TLoadParams) else list(params)
+    mem = np.asarray(mem, dtype=np.uint8)
+    dut = TLoadEngine(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr,
+                      depth=cfg.depth, transpose=cfg.transpose)
+    res = SimResult()
+    procs = tload_procs(plist, mem, cfg, res)
+    traces = [dut.instr.valid, dut.instr.ready, dut.req.valid, dut.req.ready, dut.resp.valid,
+              dut.resp.ready, dut.write.valid, dut.write.ready, dut.done.valid, dut.done.ready]
+    run_amaranth(dut, procs, cfg.vcd, traces)
+    return finish(res)
 
 
 @dataclass
