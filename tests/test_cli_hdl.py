@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from .test_cli import REGS, SEED_1, run
 
 
@@ -28,8 +30,11 @@ def test_amaranth_backend_human_and_fault():
     assert obj["fault"]["code"] == 2 and obj["hdl_fault"] == 2 and obj["match"] is True
 
 
-def test_backends_still_to_come_fail_on_one_line():
-    r = run("tload", SEED_1, *REGS, "--backend", "icarus")
+def test_backends_still_to_come_fail_on_one_line(tmp_path):
+    ub = tmp_path / "ub.bin"
+    ub.write_bytes(bytes(1024))
+    r = run("load-align", "--dist", "DIST_NORM", "--dtype", "b8", "--ub", str(ub), "--addr", "0",
+            "--backend", "icarus")
     assert r.returncode == 2 and "not available yet" in r.stderr
     r = run("tload", SEED_1, *REGS, "--vcd", "x.vcd")
     assert r.returncode == 2 and "--vcd needs an HDL backend" in r.stderr
@@ -78,3 +83,20 @@ def test_load_data_with_transpose_amaranth_backend(tmp_path):
     r = run("load-data-with-transpose", "--dtype", "int8", "--repeat-times", "3", "--src-stride",
             "1", "--src", str(src), "--dst-bytes", "8192", "--backend", "amaranth")
     assert r.returncode == 3 and "amaranth: match" in r.stdout          # the overlap fault
+
+
+@pytest.mark.parametrize("sim", ["icarus", "verilator"])
+def test_tload_on_the_verilog_simulators(sim):
+    """Same tiles as the model and the same cycle count as Amaranth's simulator."""
+    from hdl.cocotb_run import missing
+    from hdl.toolchain import in_ci
+    if missing(sim):
+        (pytest.fail if in_ci() else pytest.skip)(missing(sim))
+    args = ["tload", "TLOAD.DN2NZ <LB0:30, LB1:20, LB2:32, BF16, Max>, [a0], ->T<1KB>, U<1KB>",
+            "--reg", "a0=0", "--stall", "0.2", "--seed", "3", "--json"]
+    r = run(*args, "--backend", sim)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    got = json.loads(r.stdout.splitlines()[-1])
+    ref = json.loads(run(*args, "--backend", "amaranth").stdout.splitlines()[-1])
+    assert got["match"] is True and got["backend"] == sim
+    assert got["cycles"] == ref["cycles"] and got["ideal_cycles"] == ref["ideal_cycles"]
