@@ -79,12 +79,13 @@ valid0.. (bool per byte, False only for undefined bytes).
 """
 
 
-def _add_hdl_options(p):
+def _add_hdl_options(p, tload: bool = True):
     g = p.add_argument_group("HDL backends")
-    g.add_argument("--width", type=_any_int("--width"), choices=(32, 64), default=32,
-                   help="beat width W in bytes (default 32)")
-    g.add_argument("--latency", type=_any_int("--latency"), default=2, metavar="CYCLES",
-                   help="memory response latency of the bench (default 2)")
+    if tload:
+        g.add_argument("--width", type=_any_int("--width"), choices=(32, 64), default=32,
+                       help="beat width W in bytes (default 32)")
+        g.add_argument("--latency", type=_any_int("--latency"), default=2, metavar="CYCLES",
+                       help="memory response latency of the bench (default 2)")
     g.add_argument("--stall", type=_prob_arg, default=0.0, metavar="P",
                    help="probability of idle/back-pressure on every port each cycle (default 0)")
     g.add_argument("--seed", type=_any_int("--seed"), default=0, metavar="S",
@@ -265,13 +266,7 @@ def _add_ldt_parser(sub):
     p.add_argument("--dst-bytes", required=True, type=_int_arg("--dst-bytes"), metavar="N")
     p.add_argument("--backend", choices=BACKENDS, default="golden",
                    help="golden (numpy model) or amaranth (the HDL engine, compared with the model)")
-    p.add_argument("--stall", type=_prob_arg, default=0.0, metavar="P",
-                   help="amaranth: idle/back-pressure probability on every port (default 0)")
-    p.add_argument("--seed", type=_any_int("--seed"), default=0, metavar="S",
-                   help="amaranth: seed of the idle/back-pressure patterns")
-    p.add_argument("--transpose", choices=("square", "naive"), default="square",
-                   help="amaranth: transpose unit")
-    p.add_argument("--vcd", metavar="FILE", help="amaranth: write a waveform of the run")
+    _add_hdl_options(p, tload=False)
     p.add_argument("--model", choices=("fast", "reference"), default="fast")
     p.add_argument("--out", metavar="FILE", help="write the whole destination image (raw bytes)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")

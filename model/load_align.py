@@ -62,6 +62,12 @@ __all__ = ["LoadDist", "StoreDist", "MaskPattern", "WIDTHS", "Addressing", "Load
 WIDTHS = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
 
 
+def _mode_width(name: str) -> int | None:
+    """Bytes per element named by a mode (``DIST_BRC_B16`` -> 2; ``DIST_NORM`` -> None)."""
+    tail = name.rsplit("_B", 1)
+    return int(tail[1]) // 8 if len(tail) == 2 and tail[1].isdigit() else None
+
+
 class LoadDist(enum.IntEnum):
     """LoadDist (D12 numbering)."""
     DIST_NORM = 0
@@ -85,9 +91,8 @@ class LoadDist(enum.IntEnum):
 
     @property
     def width(self) -> int | None:
-        """Element bytes named by the mode (None for NORM and BLK)."""
-        tail = self.name.rsplit("_B", 1)
-        return int(tail[1]) // 8 if len(tail) == 2 and tail[1].isdigit() else None
+        """Element bytes named by the mode (None when the name gives none)."""
+        return _mode_width(self.name)
 
     @property
     def dual(self) -> bool:
@@ -113,8 +118,8 @@ class StoreDist(enum.IntEnum):
 
     @property
     def width(self) -> int | None:
-        tail = self.name.rsplit("_B", 1)
-        return int(tail[1]) // 8 if len(tail) == 2 and tail[1].isdigit() else None
+        """Element bytes named by the mode (None when the name gives none)."""
+        return _mode_width(self.name)
 
     @property
     def dual(self) -> bool:
