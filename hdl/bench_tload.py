@@ -19,8 +19,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 from model.display import seeded_memory
 from model.tload import TLoadLayout, TLoadParams
 
@@ -108,7 +106,7 @@ def main(argv=None) -> int:
         ap.error(f"--sizes {args.sizes!r}: a comma-separated list of byte counts")
     rows = []
     t0 = time.time()
-    print(f"| layout | dtype | " + " | ".join(f"eff {s // 1024} KB" for s in sizes)
+    print("| layout | dtype | " + " | ".join(f"eff {s // 1024} KB" for s in sizes)
           + " | first write (cycles) |")
     print("|---|---|" + "---|" * len(sizes) + "---|")
     for layout in TLoadLayout:

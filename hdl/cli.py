@@ -20,7 +20,7 @@ import numpy as np
 
 from model.asm import AsmError, RegisterError, parse_tload, records_text
 from model.display import format_tile, ramp_memory, seeded_memory
-from model.dtypes import PROFILES, Profile
+from model.dtypes import PROFILES
 from model.faults import Fault
 from model.machine import Machine
 from model.tload import LCFR, plan
@@ -577,7 +577,7 @@ def _vcd_needs_hdl(args):
 
 def cmd_ldt(args) -> int:
     from model.buffers import Buffer
-    from model.load_data import (FRACTAL, LoadData2dTransposeParams, LoadData2dTransposeParamsV2,
+    from model.load_data import (LoadData2dTransposeParams, LoadData2dTransposeParamsV2,
                                  load_data_with_transpose, load_data_with_transpose_reference,
                                  plan_ldt)
     if args.backend in ("icarus", "verilator"):

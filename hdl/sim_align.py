@@ -10,11 +10,10 @@ import random
 from dataclasses import dataclass, field
 
 import numpy as np
-from amaranth.sim import Simulator
 
 from model.buffers import Buffer
 from model.faults import Fault
-from model.load_align import WIDTHS, Addressing as MAddr, load_align, store_align
+from model.load_align import Addressing as MAddr, load_align, store_align
 
 from .align_common import Addressing, LoadDist, StoreDist
 from .benchapi import unpack
@@ -125,14 +124,6 @@ def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     return res
 
 
-def _run(sim, vcd, traces):
-    if vcd:
-        with sim.write_vcd(vcd, traces=traces):
-            sim.run()
-    else:
-        sim.run()
-
-
 def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:
     """Disagreements with the model, one line each (empty: all equal)."""
     problems = []
@@ -178,65 +169,82 @@ class StoreCase:
                 "mask": sum(1 << k for k, b in enumerate(self.mask) if b)}
 
 
-def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
-                         p_op: float = 1.0, p_ready: float = 1.0):
-    """Run StoreAligns through the unit; returns (final UB image, results, timed_out)."""
-    dut = StoreAlignUnit(vl=vl, ub_size=ub.size)
-    rng = random.Random(seed)
-    mem = np.concatenate([ub.copy(), np.zeros(2 * vl, np.uint8)])
-    results, state = [], {"cycle": 0, "done": False, "timed_out": False}
+STORE_INPUTS = ("op__valid", "op__payload", "res__ready")
+
+
+def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int, p_op: float,
+                      p_ready: float, results: list, state: dict):
+    """The StoreAlign bench, simulator-neutral: a driver with random gaps, a synchronous UB
+    write port applying byte enables to ``mem``, a sink with random back-pressure."""
+    from amaranth.lib import data
+    from amaranth import signed
+    from .benchapi import pack
+    from .tload_types import FaultCode
+    op_layout = data.StructLayout({
+        "dist": 5, "t": 2, "addr": 32, "mode": Addressing, "value": signed(32), "reg_trait": 2,
+        "src0": 8 * vl, "src1": 8 * vl, "mask": vl})
+    res_layout = data.StructLayout({"next_addr": signed(42), "fault": FaultCode})
+    payloads = [pack(op_layout, c.payload(vl)) for c in cases]
     limit = 10 * len(cases) + 100
 
-    async def clock(ctx):
+    async def clock(port):
         while not state["done"]:
-            await ctx.tick()
+            await port.tick()
             state["cycle"] += 1
             if state["cycle"] > limit:
                 state["timed_out"] = state["done"] = True
+    clock.background = True
 
-    async def driver(ctx):
-        for c in cases:
+    async def driver(port):
+        rng = random.Random(seed)
+        for pl in payloads:
             while rng.random() > p_op:
-                ctx.set(dut.op.valid, 0)
-                await ctx.tick()
-            ctx.set(dut.op.payload, c.payload(vl))
-            ctx.set(dut.op.valid, 1)
+                port.set("op__valid", 0)
+                await port.tick()
+            port.set("op__payload", pl)
+            port.set("op__valid", 1)
             while not state["done"]:
-                _, _, v, r = await ctx.tick().sample(dut.op.valid, dut.op.ready)
+                v, r = await port.tick("op__valid", "op__ready")
                 if v and r:
                     break
-        ctx.set(dut.op.valid, 0)
+        port.set("op__valid", 0)
 
-    async def sram(ctx):
+    async def sram(port):
         while not state["done"]:
-            _, _, en, addr, data, be = await ctx.tick().sample(dut.ub_wen, dut.ub_waddr,
-                                                               dut.ub_wdata, dut.ub_wbe)
+            en, addr, wdata, be = await port.tick("ub_wen", "ub_waddr", "ub_wdata", "ub_wbe")
             if en:
-                a, d, e = int(addr), int(data).to_bytes(2 * vl, "little"), int(be)
+                d = int(wdata).to_bytes(2 * vl, "little")
                 for k in range(2 * vl):
-                    if (e >> k) & 1:
-                        if a + k >= ub.size:
-                            raise AssertionError(f"the unit wrote UB byte {a + k:#x}, past its end")
-                        mem[a + k] = d[k]
+                    if (be >> k) & 1:
+                        if addr + k >= ub.size:
+                            raise AssertionError(f"the unit wrote UB byte {addr + k:#x}, "
+                                                 f"past its end")
+                        mem[addr + k] = d[k]
 
-    async def sink(ctx):
+    async def sink(port):
         orng = random.Random(seed + 1)
         while not state["done"]:
-            ctx.set(dut.res.ready, orng.random() < p_ready)
-            _, _, v, r, pl = await ctx.tick().sample(dut.res.valid, dut.res.ready, dut.res.payload)
+            port.set("res__ready", orng.random() < p_ready)
+            v, r, bits = await port.tick("res__valid", "res__ready", "res__payload")
             if v and r:
+                pl = unpack(res_layout, bits)
                 f = pl.fault
                 results.append((int(pl.next_addr), int(getattr(f, "value", f))))
                 if len(results) == len(cases):
                     state["done"] = True
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(clock, background=True)
-    for proc in (driver, sram, sink):
-        sim.add_testbench(proc)
-    sim.run()
-    return mem[:ub.size], results, state["timed_out"]
+    return [clock, driver, sram, sink]
+
+
+def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
+                         p_op: float = 1.0, p_ready: float = 1.0):
+    """Run StoreAligns through the unit; returns (final UB image, results, timed_out)."""
+    from .benchapi import run_amaranth
+    dut = StoreAlignUnit(vl=vl, ub_size=ub.size)
+    mem = ub.copy()
+    results, state = [], {"cycle": 0, "done": False, "timed_out": False}
+    run_amaranth(dut, store_align_procs(cases, ub, mem, vl, seed, p_op, p_ready, results, state))
+    return mem, results, state["timed_out"]
 
 
 def compare_store_align(cases, ub: np.ndarray, final: np.ndarray, results, timed_out,

@@ -10,12 +10,10 @@ from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
-from amaranth.sim import Simulator
 
 from model.buffers import Buffer
 from model.faults import Fault
-from model.load_data import (LDT_DTYPES, LoadData2dTransposeParams, LoadData2dTransposeParamsV2,
-                             load_data_with_transpose, plan_ldt)
+from model.load_data import LDT_DTYPES, load_data_with_transpose, plan_ldt
 
 from .l1l0_engine import L1L0Engine
 
@@ -61,60 +59,66 @@ class L1L0Result:
         return self.last_write - self.accept[0] + 1
 
 
-def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, latency: int = 2,
-                  stall: float = 0.0, transpose: str = "square",
-                  vcd: str | None = None) -> L1L0Result:
-    dut = L1L0Engine(transpose=transpose)
-    rng = random.Random(seed)
-    res = L1L0Result(l0=l0_init.copy())
+L1L0_INPUTS = ("op__valid", "op__payload", "l1_size", "l0_size", "rd__ready", "rd_data__valid",
+               "rd_data__payload", "wr__ready", "done__ready")
+
+
+def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency: int = 2,
+               stall: float = 0.0):
+    """The L1 -> L0 bench, simulator-neutral (see :mod:`hdl.benchapi`)."""
+    from .benchapi import pack, unpack
+    from .l1l0_engine import LdtOp
     state = {"cycle": 0, "done": False}
     beats = 0
     for c in calls:
         try:
-            pl = plan_ldt(c.params, Buffer("L1", l1), Buffer(c.dst_name, l0_init.size), c.dst, c.src)
+            pl = plan_ldt(c.params, Buffer("L1", l1), Buffer(c.dst_name, res.l0.size), c.dst, c.src)
             beats += pl.bytes_moved // 32
         except Fault:
             pass
     limit = 10 * beats + 150 + 50 * len(calls)
     ok = 1 - stall
+    payloads = [pack(LdtOp, c.payload()) for c in calls]
 
-    async def clock(ctx):
+    async def clock(port):
         while not state["done"]:
-            await ctx.tick()
+            await port.tick()
             state["cycle"] += 1
             if state["cycle"] > limit:
                 res.timed_out = state["done"] = True
+    clock.background = True
 
-    async def driver(ctx):
-        ctx.set(dut.l1_size, l1.size)
-        ctx.set(dut.l0_size, l0_init.size)
-        for c in calls:
+    async def driver(port):
+        rng = random.Random(seed)
+        port.set("l1_size", l1.size)
+        port.set("l0_size", res.l0.size)
+        for pl in payloads:
             while rng.random() > ok:
-                ctx.set(dut.op.valid, 0)
-                await ctx.tick()
-            ctx.set(dut.op.payload, c.payload())
-            ctx.set(dut.op.valid, 1)
+                port.set("op__valid", 0)
+                await port.tick()
+            port.set("op__payload", pl)
+            port.set("op__valid", 1)
             while not state["done"]:
-                _, _, v, r = await ctx.tick().sample(dut.op.valid, dut.op.ready)
+                v, r = await port.tick("op__valid", "op__ready")
                 if v and r:
                     res.accept.append(state["cycle"] - 1)
                     break
-        ctx.set(dut.op.valid, 0)
+        port.set("op__valid", 0)
 
-    async def l1_port(ctx):
+    async def l1_port(port):
         pending = deque()
         prng = random.Random(seed + 1)
         while not state["done"]:
             now = state["cycle"]
-            ctx.set(dut.rd.ready, prng.random() < ok)
+            port.set("rd__ready", prng.random() < ok)
             show = bool(pending) and pending[0][0] <= now and prng.random() < ok
-            ctx.set(dut.rd_data.valid, show)
+            port.set("rd_data__valid", show)
             if show:
-                ctx.set(dut.rd_data.payload, pending[0][1])
-            _, _, qv, qr, qa, sv, sr = await ctx.tick().sample(
-                dut.rd.valid, dut.rd.ready, dut.rd.payload.addr, dut.rd_data.valid, dut.rd_data.ready)
+                port.set("rd_data__payload", pending[0][1])
+            qv, qr, qa, sv, sr = await port.tick("rd__valid", "rd__ready", "rd__payload",
+                                                 "rd_data__valid", "rd_data__ready")
             if qv and qr:
-                a = int(qa)
+                a = qa                                  # the payload is {addr} alone
                 if a % 32 or a + 32 > l1.size:
                     raise AssertionError(f"the engine read L1 at {a:#x}, outside the rows of L1")
                 pending.append((now + latency, int.from_bytes(l1[a:a + 32].tobytes(), "little")))
@@ -122,44 +126,47 @@ def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, lat
             if sv and sr:
                 pending.popleft()
 
-    async def l0_port(ctx):
+    async def l0_port(port):
         wrng = random.Random(seed + 2)
+        from amaranth.lib import data
+        wr_layout = data.StructLayout({"addr": 32, "data": 256})
         while not state["done"]:
-            ctx.set(dut.wr.ready, wrng.random() < ok)
-            _, _, v, r, a, d = await ctx.tick().sample(dut.wr.valid, dut.wr.ready,
-                                                       dut.wr.payload.addr, dut.wr.payload.data)
+            port.set("wr__ready", wrng.random() < ok)
+            v, r, bits = await port.tick("wr__valid", "wr__ready", "wr__payload")
             if v and r:
-                a = int(a)
+                w = unpack(wr_layout, bits)
+                a = int(w.addr)
                 if a % 32 or a + 32 > res.l0.size:
                     raise AssertionError(f"the engine wrote L0 at {a:#x}, outside L0")
-                res.l0[a:a + 32] = np.frombuffer(int(d).to_bytes(32, "little"), np.uint8)
+                res.l0[a:a + 32] = np.frombuffer(int(w.data).to_bytes(32, "little"), np.uint8)
                 cyc = state["cycle"] - 1
                 res.last_write = cyc
                 if res.first_write is None:
                     res.first_write = cyc
 
-    async def completions(ctx):
-        ctx.set(dut.done.ready, 1)
+    async def completions(port):
+        port.set("done__ready", 1)
         while not state["done"]:
-            _, _, v, pl = await ctx.tick().sample(dut.done.valid, dut.done.payload)
+            v, bits = await port.tick("done__valid", "done__payload")
             if v:
-                f = pl.fault
-                res.faults.append(int(getattr(f, "value", f)))
+                res.faults.append(int(bits))            # the payload is {fault} alone
                 if len(res.faults) == len(calls):
                     state["done"] = True
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(clock, background=True)
-    for proc in (driver, l1_port, l0_port, completions):
-        sim.add_testbench(proc)
-    if vcd:
-        traces = [dut.op.valid, dut.op.ready, dut.rd.valid, dut.rd.ready, dut.rd_data.valid,
-                  dut.rd_data.ready, dut.wr.valid, dut.wr.ready, dut.done.valid]
-        with sim.write_vcd(vcd, traces=traces):
-            sim.run()
-    else:
-        sim.run()
+    return [clock, driver, l1_port, l0_port, completions]
+
+
+def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, latency: int = 2,
+                  stall: float = 0.0, transpose: str = "square",
+                  vcd: str | None = None) -> L1L0Result:
+    """Run LoadDataWithTranspose calls through the engine on Amaranth's simulator."""
+    from .benchapi import run_amaranth
+    dut = L1L0Engine(transpose=transpose)
+    res = L1L0Result(l0=l0_init.copy())
+    procs = l1l0_procs(calls, l1, res, seed, latency, stall)
+    traces = [dut.op.valid, dut.op.ready, dut.rd.valid, dut.rd.ready, dut.rd_data.valid,
+              dut.rd_data.ready, dut.wr.valid, dut.wr.ready, dut.done.valid]
+    run_amaranth(dut, procs, vcd, traces)
     return res
 
 

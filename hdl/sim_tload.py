@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model.dtypes import PadValue as ModelPad
 from model.faults import Fault
 from model.layouts import tile_offsets
 from model.tload import LCFR, TLoadParams, plan, tload

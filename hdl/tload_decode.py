@@ -21,7 +21,7 @@ engine uses it, the address generator registering the result); one instruction p
 ``i.ready`` follows ``o.ready``.
 """
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 

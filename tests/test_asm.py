@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from model.asm import (AsmError, BlockRecord, Operand, RegisterError, TLoadInsn, assemble,
+from model.asm import (AsmError, Operand, RegisterError, TLoadInsn, assemble,
                        disassemble, parse_block, parse_line, parse_tload, records_text)
 from model.dtypes import DTYPES, PadValue
 from model.tload import TLoadLayout

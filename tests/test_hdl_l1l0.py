@@ -75,7 +75,6 @@ def test_e2e_matrix_b_int8_nz_to_zn_on_the_engine():
 
 @pytest.mark.parametrize("transpose", ["square", "naive"])
 def test_both_transpose_units(transpose):
-    rng = random.Random(9)
     l1 = np.random.default_rng(9).integers(0, 256, 32768, dtype=np.uint8)
     calls = [LdtCall(V1(dt, repeatTimes=2, srcStride=1, dstGap=3), "L0B") for dt in LDT_DTYPES]
     check(calls, l1, seed=4, stall=0.1, transpose=transpose)

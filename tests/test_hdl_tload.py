@@ -6,7 +6,6 @@ Every scenario's memory comes from a seed, and a failure prints the
 
 import random
 
-import numpy as np
 import pytest
 
 from hdl.sim_tload import SimConfig, repro_command, run_and_compare

@@ -3,7 +3,7 @@ edge shapes, and one test per fault."""
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 
 from model.dtypes import DTYPES, PadValue, pad_bytes
 from model.faults import Fault, IllegalInstruction, IllegalParameter, OutOfBounds
