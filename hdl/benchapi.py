@@ -20,7 +20,8 @@ Two adapters implement it:
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-__all__ = ["pack", "unpack", "AmaranthPort", "run_amaranth", "CocotbPort", "run_cocotb"]
+__all__ = ["pack", "unpack", "watchdog", "drive", "AmaranthPort", "run_amaranth", "CocotbPort",
+           "run_cocotb"]
 
 
 def pack(layout, value: dict) -> int:
@@ -31,6 +32,38 @@ def pack(layout, value: dict) -> int:
 def unpack(layout, bits: int):
     """A flat bit vector -> a view with the fields of ``layout`` (``.field`` access)."""
     return layout.from_bits(int(bits))
+
+
+def watchdog(state: dict, limit: int, on_timeout):
+    """A background process that counts cycles in ``state["cycle"]`` and ends the run
+    (``state["done"]``) after ``limit`` cycles, calling ``on_timeout()``."""
+    async def clock(port):
+        while not state["done"]:
+            await port.tick()
+            state["cycle"] += 1
+            if state["cycle"] > limit:
+                on_timeout()
+                state["done"] = True
+    clock.background = True
+    return clock
+
+
+async def drive(port, stream: str, payloads, rng, p_valid: float, state: dict, accepted: list):
+    """Present ``payloads`` on the ``stream`` (``<stream>__valid/__payload/__ready``) one by
+    one, idling a cycle with probability 1 - ``p_valid`` before each; record the cycle of
+    every handshake in ``accepted``."""
+    for pl in payloads:
+        while rng.random() > p_valid:
+            port.set(f"{stream}__valid", 0)
+            await port.tick()
+        port.set(f"{stream}__payload", pl)
+        port.set(f"{stream}__valid", 1)
+        while not state["done"]:
+            v, r = await port.tick(f"{stream}__valid", f"{stream}__ready")
+            if v and r:
+                accepted.append(state["cycle"] - 1)
+                break
+    port.set(f"{stream}__valid", 0)
 
 
 class AmaranthPort:

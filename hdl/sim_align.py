@@ -16,7 +16,7 @@ from model.faults import Fault
 from model.load_align import Addressing as MAddr, load_align, store_align
 
 from .align_common import Addressing, LoadDist, StoreDist
-from .benchapi import unpack
+from .benchapi import drive, unpack, watchdog
 from .load_align_unit import LoadAlignUnit
 from .store_align_unit import StoreAlignUnit
 
@@ -66,27 +66,10 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
     res_layout = LoadAlignResult(vl)
     payloads = [pack(AlignOp, c.payload()) for c in cases]
 
-    async def clock(port):
-        while not state["done"]:
-            await port.tick()
-            state["cycle"] += 1
-            if state["cycle"] > limit:
-                res.timed_out = state["done"] = True
-    clock.background = True
+    clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))
 
     async def driver(port):
-        for pl in payloads:
-            while rng.random() > p_op:
-                port.set("op__valid", 0)
-                await port.tick()
-            port.set("op__payload", pl)
-            port.set("op__valid", 1)
-            while not state["done"]:
-                v, r = await port.tick("op__valid", "op__ready")
-                if v and r:
-                    res.accept.append(state["cycle"] - 1)
-                    break
-        port.set("op__valid", 0)
+        await drive(port, "op", payloads, rng, p_op, state, res.accept)
 
     async def sram(port):
         while not state["done"]:
@@ -187,27 +170,10 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
     payloads = [pack(op_layout, c.payload(vl)) for c in cases]
     limit = 10 * len(cases) + 100
 
-    async def clock(port):
-        while not state["done"]:
-            await port.tick()
-            state["cycle"] += 1
-            if state["cycle"] > limit:
-                state["timed_out"] = state["done"] = True
-    clock.background = True
+    clock = watchdog(state, limit, lambda: state.update(timed_out=True))
 
     async def driver(port):
-        rng = random.Random(seed)
-        for pl in payloads:
-            while rng.random() > p_op:
-                port.set("op__valid", 0)
-                await port.tick()
-            port.set("op__payload", pl)
-            port.set("op__valid", 1)
-            while not state["done"]:
-                v, r = await port.tick("op__valid", "op__ready")
-                if v and r:
-                    break
-        port.set("op__valid", 0)
+        await drive(port, "op", payloads, random.Random(seed), p_op, state, [])
 
     async def sram(port):
         while not state["done"]:

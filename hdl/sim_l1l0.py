@@ -66,7 +66,7 @@ L1L0_INPUTS = ("op__valid", "op__payload", "l1_size", "l0_size", "rd__ready", "r
 def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency: int = 2,
                stall: float = 0.0):
     """The L1 -> L0 bench, simulator-neutral (see :mod:`hdl.benchapi`)."""
-    from .benchapi import pack, unpack
+    from .benchapi import drive, pack, unpack, watchdog
     from .l1l0_engine import LdtOp
     state = {"cycle": 0, "done": False}
     beats = 0
@@ -80,30 +80,12 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
     ok = 1 - stall
     payloads = [pack(LdtOp, c.payload()) for c in calls]
 
-    async def clock(port):
-        while not state["done"]:
-            await port.tick()
-            state["cycle"] += 1
-            if state["cycle"] > limit:
-                res.timed_out = state["done"] = True
-    clock.background = True
+    clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))
 
     async def driver(port):
-        rng = random.Random(seed)
         port.set("l1_size", l1.size)
         port.set("l0_size", res.l0.size)
-        for pl in payloads:
-            while rng.random() > ok:
-                port.set("op__valid", 0)
-                await port.tick()
-            port.set("op__payload", pl)
-            port.set("op__valid", 1)
-            while not state["done"]:
-                v, r = await port.tick("op__valid", "op__ready")
-                if v and r:
-                    res.accept.append(state["cycle"] - 1)
-                    break
-        port.set("op__valid", 0)
+        await drive(port, "op", payloads, random.Random(seed), ok, state, res.accept)
 
     async def l1_port(port):
         pending = deque()

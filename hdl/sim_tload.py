@@ -115,7 +115,7 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     ``cfg.seed``, so the pattern does not depend on the order in which a simulator
     resumes the processes within a cycle.
     """
-    from .benchapi import pack, unpack
+    from .benchapi import drive, pack, unpack, watchdog
     from .tload_types import Completion, MemRequest, TileWrite, TLoadInstr
     W = cfg.width
     state = {"cycle": 0, "done": False, "beats": 0}
@@ -133,32 +133,12 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     write_layout = TileWrite(W)
     payloads = [pack(TLoadInstr, instr_payload(p)) for p in plist]
 
-    async def clock(port):
-        while not state["done"]:
-            await port.tick()
-            state["cycle"] += 1
-            if state["cycle"] > max_cycles:
-                res.timed_out = True
-                state["done"] = True
-    clock.background = True
+    clock = watchdog(state, max_cycles, lambda: setattr(res, "timed_out", True))
 
     async def driver(port):
-        rng = random.Random(cfg.seed)
         port.set("mem_size", min(mem.size, MASK64))
-        for pl in payloads:
-            while rng.random() > cfg.p_instr_valid:
-                port.set("instr__valid", 0)
-                await port.tick()
-            port.set("instr__payload", pl)
-            port.set("instr__valid", 1)
-            while True:
-                v, r = await port.tick("instr__valid", "instr__ready")
-                if v and r:
-                    res.accept_cycles.append(state["cycle"] - 1)
-                    break
-                if state["done"]:
-                    return
-            port.set("instr__valid", 0)
+        await drive(port, "instr", payloads, random.Random(cfg.seed), cfg.p_instr_valid, state,
+                    res.accept_cycles)
 
     async def memory(port):
         rng = random.Random(cfg.seed + 1)
