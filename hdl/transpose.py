@@ -45,9 +45,17 @@ def _side(lb: int) -> int:
     return LINE_BITS >> lb
 
 
-def _check_rows(max_rows):
-    if max_rows not in (32, 64):
-        raise ValueError(f"max_rows={max_rows}: 32 (b8..b64) or 64 (b4 too)")
+class _Transpose(wiring.Component):
+    """The interface both transpose units share (see module doc)."""
+
+    i: In(stream.Signature(TransposeRow))
+    o: Out(stream.Signature(TransposeLine))
+
+    def __init__(self, max_rows: int = 32):
+        if max_rows not in (32, 64):
+            raise ValueError(f"max_rows={max_rows}: 32 (b8..b64) or 64 (b4 too)")
+        self.max_rows = max_rows
+        super().__init__()
 
 
 class _Storage:
@@ -84,19 +92,11 @@ class _Storage:
         return out
 
 
-class SquareTranspose(wiring.Component):
+class SquareTranspose(_Transpose):
     """Transpose with one square of storage, alternating orientation (see module doc).
 
     ``max_rows`` 32 handles b8..b64 (1 KB of storage); 64 adds b4 (2 KB).
     """
-
-    i: In(stream.Signature(TransposeRow))
-    o: Out(stream.Signature(TransposeLine))
-
-    def __init__(self, max_rows: int = 32):
-        _check_rows(max_rows)
-        self.max_rows = max_rows
-        super().__init__()
 
     def elaborate(self, platform):
         m = Module()
@@ -159,16 +159,8 @@ class SquareTranspose(wiring.Component):
         return m
 
 
-class NaiveTranspose(wiring.Component):
+class NaiveTranspose(_Transpose):
     """Fill-then-drain transpose: S rows in, then the lines out; no overlap."""
-
-    i: In(stream.Signature(TransposeRow))
-    o: Out(stream.Signature(TransposeLine))
-
-    def __init__(self, max_rows: int = 32):
-        _check_rows(max_rows)
-        self.max_rows = max_rows
-        super().__init__()
 
     def elaborate(self, platform):
         m = Module()

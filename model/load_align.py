@@ -62,13 +62,15 @@ __all__ = ["LoadDist", "StoreDist", "MaskPattern", "WIDTHS", "Addressing", "Load
 WIDTHS = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
 
 
-def _mode_width(name: str) -> int | None:
-    """Bytes per element named by a mode (``DIST_BRC_B16`` -> 2; ``DIST_NORM`` -> None)."""
-    tail = name.rsplit("_B", 1)
-    return int(tail[1]) // 8 if len(tail) == 2 and tail[1].isdigit() else None
+class _Dist:
+    @property
+    def width(self) -> int | None:
+        """Element bytes named by the mode (``DIST_BRC_B16`` -> 2; None when it names none)."""
+        tail = self.name.rsplit("_B", 1)
+        return int(tail[1]) // 8 if len(tail) == 2 and tail[1].isdigit() else None
 
 
-class LoadDist(enum.IntEnum):
+class LoadDist(_Dist, enum.IntEnum):
     """LoadDist (D12 numbering)."""
     DIST_NORM = 0
     DIST_BRC_B8 = 1
@@ -90,16 +92,11 @@ class LoadDist(enum.IntEnum):
     DIST_UNPACK4_B8 = 20
 
     @property
-    def width(self) -> int | None:
-        """Element bytes named by the mode (None when the name gives none)."""
-        return _mode_width(self.name)
-
-    @property
     def dual(self) -> bool:
         return self in DUAL_LOADS
 
 
-class StoreDist(enum.IntEnum):
+class StoreDist(_Dist, enum.IntEnum):
     """StoreDist (D12 numbering)."""
     DIST_NORM_B8 = 0
     DIST_NORM_B16 = 1
@@ -115,11 +112,6 @@ class StoreDist(enum.IntEnum):
     DIST_INTLV_B32 = 11
     DIST_PACK4_B32 = 12
     DIST_NORM = 16
-
-    @property
-    def width(self) -> int | None:
-        """Element bytes named by the mode (None when the name gives none)."""
-        return _mode_width(self.name)
 
     @property
     def dual(self) -> bool:
