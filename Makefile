@@ -6,6 +6,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= auto
+# Verilator/Icarus builds of the generated Verilog, shared by the tests (keyed by content);
+# `make clean` removes them.  WAVES=1 (make test WAVES=1) writes one FST per Verilog run
+# to build/waves.
+export TILECOSIM_BUILD_CACHE ?= $(CURDIR)/build/sim-cache
+export TILECOSIM_WAVES_DIR ?= $(CURDIR)/build/waves
 
 .PHONY: install demo test bench bench-tload bench-units clean
 

@@ -1,14 +1,14 @@
-"""pytest side of the cocotb runs: skip (locally) or fail (CI=true) when a simulator is
-missing, then build and run through :func:`hdl.cocotb_run.build_and_test`."""
-
-from pathlib import Path
+"""pytest side of the Verilog simulators: skip (locally) or fail (CI=true) when one is
+missing, with what to install."""
 
 import pytest
 
-from hdl.cocotb_run import SIMULATORS, build_and_test, missing
+from hdl.cosim import VERILOG_SIMS, missing
 from hdl.toolchain import in_ci
 
-__all__ = ["SIMULATORS", "need", "run_cocotb_test"]
+__all__ = ["SIMULATORS", "need"]
+
+SIMULATORS = VERILOG_SIMS
 
 
 def need(sim: str) -> None:
@@ -17,9 +17,3 @@ def need(sim: str) -> None:
         if in_ci():
             pytest.fail(reason)
         pytest.skip(reason)
-
-
-def run_cocotb_test(sim: str, verilog: str, top: str, module: str, build_dir: Path,
-                    env: dict, waves: bool = False) -> None:
-    need(sim)
-    build_and_test(sim, verilog, top, module, build_dir, env, waves)

@@ -90,19 +90,27 @@ class AmaranthPort:
         return tuple(int(v) for v in vals[2:]) if names else ()
 
 
-def run_amaranth(dut, procs, vcd: str | None = None, traces=()):
-    """Run the bench processes on Amaranth's simulator (clock period 10 ns)."""
+def run_amaranth(dut, procs, vcd: str | None = None, traces=()) -> int:
+    """Run the bench processes on Amaranth's simulator (clock period 10 ns); returns the
+    number of clock cycles simulated."""
     sim = Simulator(dut)
     sim.add_clock(1e-8)
+    count = {"cycles": 0}
     for proc in procs:
         async def tb(ctx, proc=proc):
             await proc(AmaranthPort(ctx, dut))
         sim.add_testbench(tb, background=getattr(proc, "background", False))
+
+    async def counter(ctx):
+        async for _ in ctx.tick():
+            count["cycles"] += 1
+    sim.add_process(counter)
     if vcd:
         with sim.write_vcd(vcd, traces=list(traces)):
             sim.run()
     else:
         sim.run()
+    return count["cycles"]
 
 
 class CocotbPort:
@@ -138,12 +146,15 @@ def _as_int(value, name):
         return None
 
 
-async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2):
+async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2) -> int:
     """Run the bench processes under cocotb: drive ``inputs`` to 0 (Verilog inputs start
-    as X), start the clock, reset, start every process and wait for the foreground ones."""
+    as X), start the clock, reset, start every process and wait for the foreground ones.
+
+    Returns the number of clock cycles after reset.  An exception in any process ends the
+    run and is raised here (the other processes are cancelled)."""
     import cocotb
     from cocotb.clock import Clock
-    from cocotb.triggers import RisingEdge
+    from cocotb.triggers import Event, RisingEdge
     for name in inputs:
         getattr(dut, name).value = 0
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
@@ -151,10 +162,37 @@ async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2):
     for _ in range(reset_cycles):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
-    port_tasks = []
-    for proc in procs:
-        task = cocotb.start_soon(proc(CocotbPort(dut, dut.clk)))
+    count = {"cycles": 0}
+
+    async def counter():
+        while True:
+            await RisingEdge(dut.clk)
+            count["cycles"] += 1
+
+    errors, ended = [], Event()
+    left = {"n": 0}
+
+    async def guarded(proc, port):
+        try:
+            await proc(port)
+        except Exception as e:              # report it from the main coroutine
+            errors.append(e)
+            ended.set()
+            return
         if not getattr(proc, "background", False):
-            port_tasks.append(task)
-    for task in port_tasks:
-        await task
+            left["n"] -= 1
+            if left["n"] == 0:
+                ended.set()
+
+    tasks = [cocotb.start_soon(counter())]
+    left["n"] = sum(not getattr(p, "background", False) for p in procs)
+    for proc in procs:
+        tasks.append(cocotb.start_soon(guarded(proc, CocotbPort(dut, dut.clk))))
+    if left["n"]:
+        await ended.wait()
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+    if errors:
+        raise errors[0]
+    return count["cycles"]

@@ -27,6 +27,9 @@ from model.tload import LCFR, plan
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
 BACKENDS = ("golden", "amaranth", "icarus", "verilator")
+BACKEND_HELP = ("golden (the numpy model alone; default), or an HDL backend compared with the "
+                "model: amaranth (its simulator), icarus or verilator (cocotb on the generated "
+                "Verilog; the first run of a design builds it, later runs reuse the build)")
 DEFAULT_MEM_SIZE = 4 << 20
 MAX_MEM_SIZE = 1 << 30
 
@@ -58,7 +61,7 @@ examples:
   tilecosim load-align --dist DIST_US_B16 --dtype b16 --ub ub.bin --addr 64
   tilecosim demo
 
-exit status: 0 done, 1 HDL/golden mismatch, 2 usage error, 3 the instruction faulted
+exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage error, 3 the instruction faulted
 """
 
 TLOAD_HELP = """\
@@ -92,7 +95,9 @@ def _add_hdl_options(p, tload: bool = True):
                    help="seed of the idle/back-pressure patterns (default 0)")
     g.add_argument("--transpose", choices=("square", "naive"), default="square",
                    help="transpose unit: one square, alternating orientation (default) or naive")
-    g.add_argument("--vcd", metavar="FILE", help="write a waveform of the run (amaranth)")
+    g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
+    g.add_argument("--waves", metavar="FILE.fst",
+                   help="icarus, verilator: write an FST waveform of the run")
 
 
 def _prob_arg(text):
@@ -206,11 +211,17 @@ run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
 Write the Verilog that Amaranth generates for each engine top (no source attributes,
 stable port names: <port>__payload, <port>__valid, <port>__ready, clk, rst).
 
-example:
+With --lint, also run `verilator --lint-only -Wall` on each file with the waivers of
+hdl/lint_waivers.vlt (generator idioms, each commented); any other warning fails (exit 1).
+
+examples:
   tilecosim verilog --out build/verilog
+  tilecosim verilog --lint
 """)
     v.add_argument("--out", metavar="DIR", default="build/verilog",
                    help="output directory (default build/verilog)")
+    v.add_argument("--lint", action="store_true",
+                   help="lint every file with Verilator -Wall and the waiver file")
     v.add_argument("--profile", choices=PROFILES, default="finite")
     sub.add_parser("demo", help="a short showcase of TLOAD layouts, padding and tile registers")
     return top
@@ -264,8 +275,7 @@ def _add_ldt_parser(sub):
                    help="destination buffer (default L0A; L0B for --v2)")
     p.add_argument("--src", required=True, metavar="FILE", help="L1 image")
     p.add_argument("--dst-bytes", required=True, type=_int_arg("--dst-bytes"), metavar="N")
-    p.add_argument("--backend", choices=BACKENDS, default="golden",
-                   help="golden (numpy model) or amaranth (the HDL engine, compared with the model)")
+    p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
     _add_hdl_options(p, tload=False)
     p.add_argument("--model", choices=("fast", "reference"), default="fast")
     p.add_argument("--out", metavar="FILE", help="write the whole destination image (raw bytes)")
@@ -290,9 +300,11 @@ def _add_load_align_parser(sub):
                    help="vector length (default 256)")
     p.add_argument("--reg-trait", type=_any_int("--reg-trait"), choices=(1, 2), default=1,
                    help="2: RegTraitNumTwo (b64 / complex32 split over two registers)")
-    p.add_argument("--backend", choices=BACKENDS, default="golden",
-                   help="golden (numpy model) or amaranth (the HDL unit, compared with the model)")
-    p.add_argument("--vcd", metavar="FILE", help="amaranth: write a waveform of the run")
+    p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
+    g = p.add_argument_group("HDL backends")
+    g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
+    g.add_argument("--waves", metavar="FILE.fst",
+                   help="icarus, verilator: write an FST waveform of the run")
     p.add_argument("--model", choices=("fast", "reference"), default="fast")
     p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -366,12 +378,45 @@ def _emit_json(obj):
 
 # --- commands ------------------------------------------------------------------------------
 
+def _check_waves(args):
+    """--vcd goes with amaranth, --waves with icarus/verilator; the file must be writable."""
+    if args.backend == "golden" and (args.vcd or args.waves):
+        opt = "--vcd" if args.vcd else "--waves"
+        raise UsageError(f"{opt} needs an HDL backend (--backend amaranth, icarus or verilator)")
+    if args.vcd and args.backend != "amaranth":
+        raise UsageError(f"--vcd is for --backend amaranth; {args.backend} writes FST with "
+                         f"--waves FILE.fst")
+    if args.waves and args.backend == "amaranth":
+        raise UsageError("--waves is for --backend icarus or verilator; amaranth writes VCD "
+                         "with --vcd FILE")
+    for opt, path in (("--vcd", args.vcd), ("--waves", args.waves)):
+        if path:
+            _check_writable(opt, path)
+
+
+def _check_writable(opt, path):
+    parent = Path(path).resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"{opt} {path!r}: directory {str(parent)!r} does not exist")
+    if Path(path).is_dir():
+        raise UsageError(f"{opt} {path!r}: is a directory")
+
+
+def _backend_errors():
+    """What an HDL run raises on bad input or a broken tool (turned into usage errors)."""
+    from hdl.cosim import BenchError
+    return (ValueError, OSError, BenchError)
+
+
+def _usage_from(args, e):
+    if isinstance(e, OSError):
+        opt, path = ("--vcd", args.vcd) if args.vcd else ("--waves", args.waves)
+        return UsageError(f"{opt} {path!r}: {e.strerror or e}")
+    return UsageError(f"--backend {args.backend}: {e}")
+
+
 def cmd_tload(args) -> int:
-    if args.backend in ("icarus", "verilator") and args.vcd:
-        raise UsageError("--vcd is for --backend amaranth (the Verilog simulators write "
-                         "waves with WAVES=1)")
-    if args.backend == "golden" and args.vcd:
-        raise UsageError("--vcd needs an HDL backend (--backend amaranth)")
+    _check_waves(args)
     _check_out(args.out)
     regs = _parse_regs(args.reg)
     insn = parse_tload(args.asm)
@@ -424,19 +469,19 @@ def _run_hdl(args, params, memory) -> dict:
         cfg = SimConfig(width=args.width, latency=args.latency, seed=args.seed, p_req_ready=p_ok,
                         p_resp_valid=p_ok, p_write_ready=p_ok, p_instr_valid=p_ok,
                         profile=args.profile, lcfr=(args.lcfr.min_size, args.lcfr.max_size),
-                        transpose=args.transpose, vcd=args.vcd)
-        if args.backend == "amaranth":
-            res, code, mism, problems = run_and_compare(params, memory, cfg)
-        else:
-            res, code, mism, problems = _run_verilog_sim(args.backend, params, memory, cfg)
-    except ValueError as e:
-        raise UsageError(f"--backend {args.backend}: {e}") from None
-    except OSError as e:
-        raise UsageError(f"--vcd {args.vcd!r}: {e.strerror or e}") from None
+                        transpose=args.transpose, vcd=args.vcd, backend=args.backend,
+                        waves=args.waves)
+        res, code, mism, problems = run_and_compare(params, memory, cfg)
+    except AssertionError as e:                  # the bench caught the engine misbehaving
+        res, code, mism, problems = _bench_failed(params, memory, cfg, e)
+    except _backend_errors() as e:
+        raise _usage_from(args, e) from None
     total = sum(s for _, s in params.outputs) if code is None else 0
     ideal = total // args.width if total else None
     match = not mism and not problems
     lines = [f"{args.backend} (W={args.width}): " + ("match" if match else "MISMATCH")]
+    if args.waves:
+        lines.append(f"  waveform: {args.waves}")
     if res.cycles is not None and ideal:
         lines[0] += (f", {res.cycles} cycles, ideal {ideal}, efficiency {ideal / res.cycles:.3f}, "
                      f"first write {res.first_write_cycle - res.accept_cycles[0]} cycles after accept")
@@ -449,42 +494,16 @@ def _run_hdl(args, params, memory) -> dict:
                      "mismatches": [str(x) for x in mism] + problems}}
 
 
-def _run_verilog_sim(sim, params, memory, cfg):
-    """The TLOAD on the generated Verilog under cocotb; the same outputs as run_and_compare."""
-    import dataclasses
-    import tempfile
-    from model.asm import params_to_asm
-    from hdl.cocotb_run import build_and_test
+def _bench_failed(params, memory, cfg, e):
+    """A bench process raised (e.g. a request outside memory): a mismatch, with the model's
+    fault code."""
     from hdl.sim_tload import SimResult
-    from amaranth.back import verilog as averilog
-    from hdl.tload_engine import TLoadEngine
     code = None
-    with tempfile.TemporaryDirectory(prefix=f"tilecosim-{sim}-") as d:
-        d = Path(d)
-        np.save(d / "mem.npy", memory)
-        sc = {"tloads": [params_to_asm(params)], "mem_file": str(d / "mem.npy"),
-              "cfg": dataclasses.asdict(cfg) | {"vcd": None}}
-        (d / "scenario.json").write_text(json.dumps(sc))
-        top = TLoadEngine(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr,
-                          transpose=cfg.transpose)
-        text = averilog.convert(top, name="tload_engine", emit_src=False)
-        try:
-            build_and_test(sim, text, "tload_engine", "cocotb_tload", d / "build",
-                           {"TILECOSIM_SCENARIO": str(d / "scenario.json"),
-                            "TILECOSIM_RESULT": str(d / "result.json")}, quiet=True)
-        except RuntimeError as e:
-            if not (d / "result.json").exists():
-                raise UsageError(f"--backend {sim}: {str(e).splitlines()[0]}") from None
-        got = json.loads((d / "result.json").read_text())
-    res = SimResult(faults=got["faults"], accept_cycles=got["accept"], done_cycles=got["done"],
-                    first_write_cycle=got["first_write"], last_write_cycle=got["last_write"])
-    if res.accept_cycles and res.last_write_cycle is not None:
-        res.cycles = res.last_write_cycle - res.accept_cycles[0] + 1
     try:
         plan(params, memory.size, LCFR(*cfg.lcfr))
     except Fault as f:
         code = f.code
-    return res, code, [], got["problems"]
+    return SimResult(), code, [], [str(e)]
 
 
 def _quote_argv(argv):
@@ -564,25 +583,12 @@ def _read_file(opt, path) -> np.ndarray:
     return data
 
 
-def _no_hdl_yet(args):
-    if args.backend != "golden":
-        raise UsageError(f"--backend {args.backend} is not available yet: the HDL engine for "
-                         f"{args.cmd} lands in a later release; use --backend golden")
-
-
-def _vcd_needs_hdl(args):
-    if args.backend == "golden" and args.vcd:
-        raise UsageError("--vcd needs an HDL backend (--backend amaranth)")
-
-
 def cmd_ldt(args) -> int:
     from model.buffers import Buffer
     from model.load_data import (LoadData2dTransposeParams, LoadData2dTransposeParamsV2,
                                  load_data_with_transpose, load_data_with_transpose_reference,
                                  plan_ldt)
-    if args.backend in ("icarus", "verilator"):
-        _no_hdl_yet(args)
-    _vcd_needs_hdl(args)
+    _check_waves(args)
     if args.src_frac_gap is not None and not args.v2:
         raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
     _check_out(args.out)
@@ -596,7 +602,7 @@ def cmd_ldt(args) -> int:
               if args.v2 else LoadData2dTransposeParams(**common))
     base = {"op": "load-data-with-transpose", "backend": args.backend, "params": params.to_json(),
             "dst": dst_name}
-    hdl = _run_ldt_hdl(args, params, dst_name, l1.data) if args.backend == "amaranth" else None
+    hdl = _run_ldt_hdl(args, params, dst_name, l1.data) if args.backend != "golden" else None
     hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
     try:
         pl = plan_ldt(params, l1, Buffer(dst_name, args.dst_bytes))
@@ -642,23 +648,29 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
     """Run the call on the Amaranth L1 -> L0 engine and compare with the golden model."""
     from hdl.sim_l1l0 import LdtCall, run_and_compare_l1l0
     if l1.size >= 1 << 32 or args.dst_bytes >= 1 << 32:
-        raise UsageError("--backend amaranth: the engine addresses at most 4 GiB of L1 and L0")
+        raise UsageError(f"--backend {args.backend}: the engine addresses at most 4 GiB of L1 "
+                         f"and L0")
     call = LdtCall(params, dst_name)
     try:
         res, problems = run_and_compare_l1l0([call], l1, np.zeros(args.dst_bytes, np.uint8),
                                              seed=args.seed, stall=args.stall,
-                                             transpose=args.transpose, vcd=args.vcd)
-    except OSError as e:
-        raise UsageError(f"--vcd {args.vcd!r}: {e.strerror or e}") from None
+                                             transpose=args.transpose, vcd=args.vcd,
+                                             backend=args.backend, waves=args.waves)
+    except AssertionError as e:                  # the bench caught the engine misbehaving
+        from hdl.sim_l1l0 import L1L0Result
+        res, problems = L1L0Result(), [str(e)]
+    except _backend_errors() as e:
+        raise _usage_from(args, e) from None
     match = not problems
     ideal = None
     if res.faults == [0] and params.repeatTimes:
         from model.load_data import LDT_DTYPES, SQUARES
         ideal = params.repeatTimes * SQUARES[LDT_DTYPES[params.dtype]].bytes // 32
-    head = f"amaranth: {'match' if match else 'MISMATCH'}"
+    head = f"{args.backend}: {'match' if match else 'MISMATCH'}"
     if res.cycles and ideal:
         head += f", {res.cycles} cycles, ideal {ideal}, efficiency {ideal / res.cycles:.3f}"
-    lines = [head] + [f"  {p}" for p in problems]
+    lines = [head] + ([f"  waveform: {args.waves}"] if args.waves else [])
+    lines += [f"  {p}" for p in problems]
     if not match:
         lines.append("  reproduce: " + " ".join(_quote_argv(sys.argv)))
     return {"match": match, "summary": "\n".join(lines),
@@ -688,9 +700,7 @@ def _window_idx(n, head=12, tail=3):
 def cmd_load_align(args) -> int:
     from model.buffers import Buffer
     from model.load_align import Addressing, WIDTHS, load_align, load_align_reference
-    if args.backend in ("icarus", "verilator"):
-        _no_hdl_yet(args)
-    _vcd_needs_hdl(args)
+    _check_waves(args)
     _check_out(args.out)
     ub = Buffer("UB", _read_file("--ub", args.ub))
     if args.post_update is not None:
@@ -702,7 +712,7 @@ def cmd_load_align(args) -> int:
     run = load_align if args.model == "fast" else load_align_reference
     base = {"op": "load-align", "backend": args.backend, "dist": args.dist.name,
             "dtype": args.dtype, "vl": args.vl, "addressing": how.kind, "addr": args.addr}
-    hdl = _run_load_align_hdl(args, ub, how) if args.backend == "amaranth" else None
+    hdl = _run_load_align_hdl(args, ub, how) if args.backend != "golden" else None
     hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
     try:
         r = run(ub, args.addr, args.dist, args.dtype, how, args.vl, args.reg_trait)
@@ -746,22 +756,25 @@ def _run_load_align_hdl(args, ub, how) -> dict:
     """Run the op on the Amaranth LoadAlign unit and compare with the golden model."""
     from hdl.sim_align import AlignCase, compare_load_align, simulate_load_align
     if not 0 <= args.addr < 1 << 32 or not -(1 << 31) <= how.value < 1 << 31:
-        raise UsageError("--backend amaranth: the unit takes a 32-bit address and a 32-bit "
-                         "signed stride/offset")
+        raise UsageError(f"--backend {args.backend}: the unit takes a 32-bit address and a "
+                         f"32-bit signed stride/offset")
     if ub.size >= 1 << 31:
         raise UsageError(f"--ub: {ub.size} bytes is more than the unit's 2 GiB address range")
     case = AlignCase(args.dist.name, args.dtype, args.addr, how, args.reg_trait)
     try:
-        res = simulate_load_align([case], ub.data, args.vl, vcd=args.vcd)
-    except ValueError as e:
-        raise UsageError(f"--backend amaranth: {e}") from None
-    except OSError as e:
-        raise UsageError(f"--vcd {args.vcd!r}: {e.strerror or e}") from None
-    problems = compare_load_align([case], ub.data, res, args.vl)
+        res = simulate_load_align([case], ub.data, args.vl, vcd=args.vcd, backend=args.backend,
+                                  waves=args.waves)
+        problems = compare_load_align([case], ub.data, res, args.vl)
+    except AssertionError as e:                  # the bench caught the unit misbehaving
+        from hdl.sim_align import AlignResult
+        res, problems = AlignResult(), [str(e)]
+    except _backend_errors() as e:
+        raise _usage_from(args, e) from None
     match = not problems
     cycles = res.out[0] - res.accept[0] if res.out and res.accept else None
-    lines = [f"amaranth: {'match' if match else 'MISMATCH'}"
+    lines = [f"{args.backend}: {'match' if match else 'MISMATCH'}"
              + (f", result {cycles} cycles after the op was accepted" if cycles is not None else "")]
+    lines += [f"  waveform: {args.waves}"] if args.waves else []
     lines += [f"  {p}" for p in problems]
     if not match:
         lines.append("  reproduce: " + " ".join(_quote_argv(sys.argv)))
@@ -771,15 +784,26 @@ def _run_load_align_hdl(args, ub, how) -> dict:
 
 
 def cmd_verilog(args) -> int:
-    from .verilog import write_all
+    from .verilog import WAIVERS, lint, write_all
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    dirty = 0
     for path, info in write_all(out, profile=args.profile):
         print(f"wrote {path}  ({info})")
-    return EXIT_OK
+        if args.lint:
+            try:
+                problems = lint(path, path.stem)
+            except RuntimeError as e:
+                raise UsageError(f"--lint: {e}") from None
+            dirty += bool(problems)
+            print(f"  lint: {'clean' if not problems else f'{len(problems)} warnings or errors'} "
+                  f"(verilator -Wall, waivers {WAIVERS.name})")
+            for line in problems[:20]:
+                print(f"    {line}")
+    return EXIT_MISMATCH if dirty else EXIT_OK
 
 
 def cmd_demo(args) -> int:

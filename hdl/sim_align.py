@@ -20,8 +20,9 @@ from .benchapi import drive, unpack, watchdog
 from .load_align_unit import LoadAlignUnit
 from .store_align_unit import StoreAlignUnit
 
-__all__ = ["AlignCase", "StoreCase", "simulate_load_align", "compare_load_align",
-           "simulate_store_align", "compare_store_align"]
+__all__ = ["AlignCase", "StoreCase", "load_align_setup", "simulate_load_align",
+           "compare_load_align", "store_align_setup", "simulate_store_align",
+           "compare_store_align"]
 
 T_LOG = {"b8": 0, "b16": 1, "b32": 2, "b64": 3}
 MODE = {"plain": Addressing.PLAIN, "post_update": Addressing.POST_UPDATE,
@@ -95,16 +96,24 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
     return [clock, driver, sram, sink]
 
 
-def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
-                        p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None) -> AlignResult:
-    """Run a stream of LoadAligns through the unit on Amaranth's simulator."""
-    from .benchapi import run_amaranth
-    dut = LoadAlignUnit(vl=vl, ub_size=ub.size)
+def load_align_setup(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_ready: float):
+    """(processes, result) of the LoadAlign bench, for :func:`hdl.cosim.run_bench`."""
     res = AlignResult()
-    procs = load_align_procs(cases, ub, vl, seed, p_op, p_ready, res)
-    run_amaranth(dut, procs, vcd, [dut.op.valid, dut.op.ready, dut.ub_en, dut.ub_addr,
-                                   dut.res.valid, dut.res.ready])
-    return res
+    return load_align_procs(cases, ub, vl, seed, p_op, p_ready, res), res
+
+
+def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
+                        p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None,
+                        backend: str = "amaranth", waves: str | None = None,
+                        timing: dict | None = None) -> AlignResult:
+    """Run a stream of LoadAligns through the unit on ``backend``."""
+    from .cosim import run_bench
+
+    def traces(d):
+        return [d.op.valid, d.op.ready, d.ub_en, d.ub_addr, d.res.valid, d.res.ready]
+    return run_bench(backend, lambda: LoadAlignUnit(vl=vl, ub_size=ub.size), "load_align_unit",
+                     load_align_setup, (list(cases), ub, vl, seed, p_op, p_ready), LOAD_INPUTS,
+                     vcd=vcd, traces=traces, waves=waves, timing=timing, key=repr((vl, ub.size)))
 
 
 def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:
@@ -173,7 +182,8 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
     clock = watchdog(state, limit, lambda: state.update(timed_out=True))
 
     async def driver(port):
-        await drive(port, "op", payloads, random.Random(seed), p_op, state, [])
+        await drive(port, "op", payloads, random.Random(seed), p_op, state,
+                    state.setdefault("accept", []))
 
     async def sram(port):
         while not state["done"]:
@@ -196,21 +206,39 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
                 pl = unpack(res_layout, bits)
                 f = pl.fault
                 results.append((int(pl.next_addr), int(getattr(f, "value", f))))
+                state.setdefault("out", []).append(state["cycle"] - 1)
                 if len(results) == len(cases):
                     state["done"] = True
 
     return [clock, driver, sram, sink]
 
 
+def store_align_setup(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_ready: float):
+    """(processes, result) of the StoreAlign bench: the result is a dict with the final
+    UB image ``mem``, the ``results`` (next address, fault) and ``timed_out``."""
+    out = {"mem": ub.copy(), "results": [], "cycle": 0, "done": False, "timed_out": False,
+           "accept": [], "out": []}
+    return store_align_procs(cases, ub, out["mem"], vl, seed, p_op, p_ready, out["results"],
+                             out), out
+
+
 def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
-                         p_op: float = 1.0, p_ready: float = 1.0):
-    """Run StoreAligns through the unit; returns (final UB image, results, timed_out)."""
-    from .benchapi import run_amaranth
-    dut = StoreAlignUnit(vl=vl, ub_size=ub.size)
-    mem = ub.copy()
-    results, state = [], {"cycle": 0, "done": False, "timed_out": False}
-    run_amaranth(dut, store_align_procs(cases, ub, mem, vl, seed, p_op, p_ready, results, state))
-    return mem, results, state["timed_out"]
+                         p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None,
+                         backend: str = "amaranth", waves: str | None = None,
+                         timing: dict | None = None):
+    """Run StoreAligns through the unit on ``backend``; returns (final UB image, results,
+    timed_out).  ``timing``, when given, also receives the cycle of every accept and
+    result (``accept``, ``out``)."""
+    from .cosim import run_bench
+
+    def traces(d):
+        return [d.op.valid, d.op.ready, d.ub_wen, d.ub_waddr, d.res.valid, d.res.ready]
+    out = run_bench(backend, lambda: StoreAlignUnit(vl=vl, ub_size=ub.size), "store_align_unit",
+                    store_align_setup, (list(cases), ub, vl, seed, p_op, p_ready), STORE_INPUTS,
+                    vcd=vcd, traces=traces, waves=waves, timing=timing, key=repr((vl, ub.size)))
+    if timing is not None:
+        timing.update(accept=out["accept"], out=out["out"])
+    return out["mem"], out["results"], out["timed_out"]
 
 
 def compare_store_align(cases, ub: np.ndarray, final: np.ndarray, results, timed_out,

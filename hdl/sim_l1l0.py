@@ -17,7 +17,7 @@ from model.load_data import LDT_DTYPES, load_data_with_transpose, plan_ldt
 
 from .l1l0_engine import L1L0Engine
 
-__all__ = ["LdtCall", "simulate_l1l0", "run_and_compare_l1l0"]
+__all__ = ["LdtCall", "L1L0Result", "l1l0_setup", "simulate_l1l0", "run_and_compare_l1l0"]
 
 LB = {4: 2, 8: 3, 16: 4, 32: 5}
 MASK32 = (1 << 32) - 1
@@ -138,18 +138,26 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
     return [clock, driver, l1_port, l0_port, completions]
 
 
-def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, latency: int = 2,
-                  stall: float = 0.0, transpose: str = "square",
-                  vcd: str | None = None) -> L1L0Result:
-    """Run LoadDataWithTranspose calls through the engine on Amaranth's simulator."""
-    from .benchapi import run_amaranth
-    dut = L1L0Engine(transpose=transpose)
+def l1l0_setup(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int, latency: int,
+               stall: float):
+    """(processes, result) of the L1 -> L0 bench, for :func:`hdl.cosim.run_bench`."""
     res = L1L0Result(l0=l0_init.copy())
-    procs = l1l0_procs(calls, l1, res, seed, latency, stall)
-    traces = [dut.op.valid, dut.op.ready, dut.rd.valid, dut.rd.ready, dut.rd_data.valid,
-              dut.rd_data.ready, dut.wr.valid, dut.wr.ready, dut.done.valid]
-    run_amaranth(dut, procs, vcd, traces)
-    return res
+    return l1l0_procs(calls, l1, res, seed, latency, stall), res
+
+
+def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, latency: int = 2,
+                  stall: float = 0.0, transpose: str = "square", vcd: str | None = None,
+                  backend: str = "amaranth", waves: str | None = None,
+                  timing: dict | None = None) -> L1L0Result:
+    """Run LoadDataWithTranspose calls through the engine on ``backend``."""
+    from .cosim import run_bench
+
+    def traces(d):
+        return [d.op.valid, d.op.ready, d.rd.valid, d.rd.ready, d.rd_data.valid,
+                d.rd_data.ready, d.wr.valid, d.wr.ready, d.done.valid]
+    return run_bench(backend, lambda: L1L0Engine(transpose=transpose), "l1l0_engine", l1l0_setup,
+                     (list(calls), l1, l0_init, seed, latency, stall), L1L0_INPUTS, vcd=vcd,
+                     traces=traces, waves=waves, timing=timing, key=repr(transpose))
 
 
 def run_and_compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, **kw):

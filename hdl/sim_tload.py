@@ -31,7 +31,7 @@ from model.tload import LCFR, TLoadParams, plan, tload
 from .tload_engine import TLoadEngine
 
 __all__ = ["instr_payload", "SimConfig", "SimResult", "simulate_tload", "compare", "Mismatch",
-           "run_and_compare", "repro_command"]
+           "run_and_compare", "repro_command", "tload_setup"]
 
 QUEUE_CODES = {"T": 0, "U": 1, "M": 2, "N": 3, "ACC": 4, "S": 5}
 MASK64 = (1 << 64) - 1
@@ -66,8 +66,10 @@ class SimConfig:
     lcfr: tuple[int, int] = (256, 256 * 1024)
     transpose: str = "square"
     depth: int = 16
-    vcd: str | None = None
+    vcd: str | None = None         # Amaranth waveform
     max_cycles: int | None = None
+    backend: str = "amaranth"      # or "icarus" / "verilator" (cocotb on the generated Verilog)
+    waves: str | None = None       # FST waveform of a Verilog simulator
 
 
 @dataclass
@@ -208,19 +210,28 @@ def finish(res: SimResult) -> SimResult:
     return res
 
 
+def tload_setup(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig):
+    """(processes, result) of the TLOAD bench, for :func:`hdl.cosim.run_bench`."""
+    res = SimResult()
+    return tload_procs(plist, mem, cfg, res), res
+
+
 def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
-                   cfg: SimConfig = SimConfig()) -> SimResult:
-    """Run one or several TLOADs back to back through the engine (Amaranth's simulator)."""
-    from .benchapi import run_amaranth
+                   cfg: SimConfig = SimConfig(), timing: dict | None = None) -> SimResult:
+    """Run one or several TLOADs back to back through the engine on ``cfg.backend``."""
+    from .cosim import run_bench
     plist = [params] if isinstance(params, TLoadParams) else list(params)
     mem = np.asarray(mem, dtype=np.uint8)
-    dut = TLoadEngine(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr,
-                      depth=cfg.depth, transpose=cfg.transpose)
-    res = SimResult()
-    procs = tload_procs(plist, mem, cfg, res)
-    traces = [dut.instr.valid, dut.instr.ready, dut.req.valid, dut.req.ready, dut.resp.valid,
-              dut.resp.ready, dut.write.valid, dut.write.ready, dut.done.valid, dut.done.ready]
-    run_amaranth(dut, procs, cfg.vcd, traces)
+    def make():
+        return TLoadEngine(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr,
+                           depth=cfg.depth, transpose=cfg.transpose)
+
+    def traces(d):
+        return [d.instr.valid, d.instr.ready, d.req.valid, d.req.ready, d.resp.valid,
+                d.resp.ready, d.write.valid, d.write.ready, d.done.valid, d.done.ready]
+    res = run_bench(cfg.backend, make, "tload_engine", tload_setup, (plist, mem, cfg),
+                    TLOAD_INPUTS, vcd=cfg.vcd, traces=traces, waves=cfg.waves, timing=timing,
+                    key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth, cfg.transpose)))
     return finish(res)
 
 
@@ -301,7 +312,7 @@ def repro_command(p: TLoadParams, cfg: SimConfig, mem_seed: int, mem_size: int) 
     text, regs = params_to_asm(p)
     parts = ["tilecosim", "tload", shlex.quote(text)]
     parts += [f"--reg {k}={v}" for k, v in regs.items()]
-    parts += [f"--mem-seed {mem_seed}", f"--mem-size {mem_size}", "--backend amaranth",
+    parts += [f"--mem-seed {mem_seed}", f"--mem-size {mem_size}", f"--backend {cfg.backend}",
               f"--width {cfg.width}", f"--latency {cfg.latency}", f"--seed {cfg.seed}"]
     stall = 1 - min(cfg.p_req_ready, cfg.p_resp_valid, cfg.p_write_ready, cfg.p_instr_valid)
     if stall:

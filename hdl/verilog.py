@@ -10,7 +10,10 @@ from .store_align_unit import StoreAlignUnit
 from .tload_engine import TLoadEngine
 from .transpose import SquareTranspose
 
-__all__ = ["TOPS", "convert", "write_all"]
+__all__ = ["TOPS", "WAIVERS", "convert", "write_all", "lint"]
+
+#: Verilator configuration file with the commented lint waivers
+WAIVERS = Path(__file__).resolve().parent / "lint_waivers.vlt"
 
 #: file stem -> (constructor, description)
 TOPS = {
@@ -34,3 +37,23 @@ def write_all(out: Path, profile: str = "finite"):
         text = convert(stem, profile)
         path.write_text(text)
         yield path, f"{what}, {len(text.splitlines())} lines"
+
+
+def lint(path: Path, top: str) -> list[str]:
+    """``verilator --lint-only -Wall`` on one generated file with :data:`WAIVERS`; returns
+    the warning and error lines (empty: clean).  Raises RuntimeError when Verilator is
+    missing."""
+    import re
+    import subprocess
+    from .toolchain import require, verilator_env
+    reason = require("verilator")
+    if reason:
+        raise RuntimeError(reason)
+    out = subprocess.run(["verilator", "--lint-only", "-Wall", "--top-module", top,
+                          str(WAIVERS), str(path)], capture_output=True, text=True,
+                         env=verilator_env(), timeout=600)
+    lines = [ln for ln in (out.stdout + out.stderr).splitlines()
+             if re.match(r"%(Warning|Error)", ln)]
+    if out.returncode and not lines:
+        lines = [f"verilator exited with {out.returncode}: {(out.stderr or out.stdout).strip()}"]
+    return lines

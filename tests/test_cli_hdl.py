@@ -1,8 +1,12 @@
-"""`tilecosim tload --backend amaranth` and `tilecosim verilog` through a subprocess."""
+"""The HDL backends of `tilecosim tload`, `load-data-with-transpose` and `load-align`, and
+`tilecosim verilog [--lint]`, through a subprocess."""
 
 import json
 
 import pytest
+
+from cocotb_tests.simulators import need
+from hdl.verilog import lint
 
 from .test_cli import REGS, SEED_1, run
 
@@ -30,14 +34,15 @@ def test_amaranth_backend_human_and_fault():
     assert obj["fault"]["code"] == 2 and obj["hdl_fault"] == 2 and obj["match"] is True
 
 
-def test_backends_still_to_come_fail_on_one_line(tmp_path):
+def test_waveform_options_go_with_their_backend(tmp_path):
     ub = tmp_path / "ub.bin"
     ub.write_bytes(bytes(1024))
     r = run("load-align", "--dist", "DIST_NORM", "--dtype", "b8", "--ub", str(ub), "--addr", "0",
-            "--backend", "icarus")
-    assert r.returncode == 2 and "not available yet" in r.stderr
+            "--backend", "verilator", "--vcd", "x.vcd")
+    assert r.returncode == 2 and "--vcd is for --backend amaranth" in r.stderr
     r = run("tload", SEED_1, *REGS, "--vcd", "x.vcd")
     assert r.returncode == 2 and "--vcd needs an HDL backend" in r.stderr
+    assert not (tmp_path / "x.vcd").exists()
 
 
 def test_verilog_writes_the_tops(tmp_path):
@@ -88,10 +93,7 @@ def test_load_data_with_transpose_amaranth_backend(tmp_path):
 @pytest.mark.parametrize("sim", ["icarus", "verilator"])
 def test_tload_on_the_verilog_simulators(sim):
     """Same tiles as the model and the same cycle count as Amaranth's simulator."""
-    from hdl.cocotb_run import missing
-    from hdl.toolchain import in_ci
-    if missing(sim):
-        (pytest.fail if in_ci() else pytest.skip)(missing(sim))
+    need(sim)
     args = ["tload", "TLOAD.DN2NZ <LB0:30, LB1:20, LB2:32, BF16, Max>, [a0], ->T<1KB>, U<1KB>",
             "--reg", "a0=0", "--stall", "0.2", "--seed", "3", "--json"]
     r = run(*args, "--backend", sim)
@@ -100,3 +102,60 @@ def test_tload_on_the_verilog_simulators(sim):
     ref = json.loads(run(*args, "--backend", "amaranth").stdout.splitlines()[-1])
     assert got["match"] is True and got["backend"] == sim
     assert got["cycles"] == ref["cycles"] and got["ideal_cycles"] == ref["ideal_cycles"]
+
+
+FST_MAGIC = bytes(7) + b"\x01"        # an FST file opens with its header block (type 0, length 329)
+
+
+@pytest.mark.parametrize("sim", ["icarus", "verilator"])
+def test_load_data_with_transpose_and_load_align_on_the_verilog_simulators(sim, tmp_path):
+    """Same JSON as amaranth (cycles included); --waves writes an FST file."""
+    need(sim)
+    src = tmp_path / "l1.bin"
+    src.write_bytes(bytes(range(256)) * 64)
+    args = ["load-data-with-transpose", "--dtype", "half", "--repeat-times", "2", "--src-stride",
+            "1", "--dst-gap", "1", "--src", str(src), "--dst-bytes", "8192", "--stall", "0.2",
+            "--json"]
+    fst = tmp_path / "ldt.fst"
+    r = run(*args, "--backend", sim, "--waves", str(fst))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    got = json.loads(r.stdout.splitlines()[-1])
+    ref = json.loads(run(*args, "--backend", "amaranth").stdout.splitlines()[-1])
+    assert got["match"] is True and got["backend"] == sim
+    assert {k: got[k] for k in ("cycles", "ideal_cycles", "placements", "hdl_fault")} == \
+        {k: ref[k] for k in ("cycles", "ideal_cycles", "placements", "hdl_fault")}
+    assert fst.read_bytes()[:8] == FST_MAGIC
+    ub = tmp_path / "ub.bin"
+    ub.write_bytes(bytes(range(256)) * 16)
+    for extra, code in ((["--addr", "64", "--post-update", "16"], 0), (["--addr", "4000"], 3)):
+        args = ["load-align", "--dist", "DIST_DINTLV_B16", "--dtype", "b16", "--ub", str(ub),
+                *extra, "--json"]
+        r = run(*args, "--backend", sim)
+        assert r.returncode == code, r.stdout[-2000:] + r.stderr
+        got = json.loads(r.stdout.splitlines()[-1])
+        ref = json.loads(run(*args, "--backend", "amaranth").stdout.splitlines()[-1])
+        assert got["match"] is True and got.pop("backend") == sim and ref.pop("backend")
+        assert got == ref
+
+
+def test_verilog_lint_is_clean_with_the_waivers(tmp_path):
+    need("verilator")
+    r = run("verilog", "--lint", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout
+    assert r.stdout.count("lint: clean") == 6
+
+
+def test_lint_reports_what_the_waivers_do_not_cover(tmp_path):
+    """A combinational loop and a latch are not waived."""
+    need("verilator")
+    bad = tmp_path / "bad.v"
+    bad.write_text("""module bad(input clk, input a, input en, output reg q, output y, output z);
+  wire loop;
+  assign loop = ~loop & a;
+  assign y = loop;
+  always @* if (en) q = a;
+  assign z = a;
+endmodule
+""")
+    found = " ".join(lint(bad, "bad"))
+    assert "%Warning-LATCH" in found and "%Warning-UNOPTFLAT" in found

@@ -66,7 +66,8 @@ def test_ldt_fault_exit_3_nothing_written(l1, tmp_path):
     (["--dtype", "half", "--repeat-times", "x"], "--repeat-times 'x' is not an integer"),
     (["--dtype", "half", "--repeat-times", "1", "--src-frac-gap", "1"], "--src-frac-gap is a V2 parameter"),
     (["--dtype", "half", "--repeat-times", "1", "--addr-mode", "2"], "invalid choice: 2"),
-    (["--dtype", "half", "--repeat-times", "1", "--backend", "verilator"], "not available yet"),
+    (["--dtype", "half", "--repeat-times", "1", "--backend", "verilator", "--vcd", "x.vcd"],
+     "--vcd is for --backend amaranth"),
     (["--dtype", "half", "--repeat-times", "1", "--stall", "2"], "--stall '2' must be in [0, 1)"),
 ])
 def test_ldt_usage_errors(l1, args, needle):

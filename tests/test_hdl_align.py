@@ -5,25 +5,14 @@ import random
 import numpy as np
 import pytest
 
+from hdl.scenarios import random_load_case, random_store_case
 from hdl.sim_align import (AlignCase, StoreCase, compare_load_align, compare_store_align,
                            simulate_load_align, simulate_store_align)
 from model.load_align import WIDTHS, Addressing, LoadDist, StoreDist
 
 
-def how_for(rng, kind):
-    if kind == "plain":
-        return Addressing()
-    return Addressing(kind, rng.randint(-4, 12) * rng.choice([1, 4, 8, 16, 32]))
-
-
 def load_cases(rng, dist, n=40):
-    out = []
-    for _ in range(n):
-        t = rng.choice(list(WIDTHS))
-        how = how_for(rng, rng.choice(["plain", "post_update", "addr_reg"]))
-        out.append(AlignCase(dist.name, t, rng.randint(0, 60) * rng.choice([1, 2, 4, 16, 32]),
-                             how, 2 if rng.random() < 0.1 else 1))
-    return out
+    return [random_load_case(rng, dist) for _ in range(n)]
 
 
 @pytest.mark.parametrize("vl", [256, 128])
@@ -55,16 +44,7 @@ def test_store_align_modes(dist):
     rng = random.Random(dist.value + 100)
     vl = 128
     ub = np.random.default_rng(dist.value).integers(0, 256, 2048, dtype=np.uint8)
-    cases = []
-    for _ in range(30):
-        t = rng.choice(list(WIDTHS))
-        rt = 2 if rng.random() < 0.1 else 1
-        nregs = 2 if (dist.dual or rt == 2) else 1
-        regs = tuple(bytes(rng.randrange(256) for _ in range(vl)) for _ in range(nregs))
-        mask = bytes(rng.randrange(2) for _ in range(vl))
-        how = how_for(rng, rng.choice(["plain", "post_update", "addr_reg"]))
-        cases.append(StoreCase(dist.name, t, rng.randint(0, 60) * rng.choice([1, 2, 4, 16, 32]),
-                               regs, mask, how, rt))
+    cases = [random_store_case(rng, dist, vl) for _ in range(30)]
     final, results, timed_out = simulate_store_align(cases, ub, vl, seed=dist.value,
                                                      p_op=0.8, p_ready=0.7)
     assert compare_store_align(cases, ub, final, results, timed_out, vl) == []

@@ -5,6 +5,7 @@ import random
 import numpy as np
 import pytest
 
+from hdl.scenarios import random_ldt_call
 from hdl.sim_l1l0 import LdtCall, run_and_compare_l1l0
 from model.layouts import to_tile
 from model.load_data import (LDT_DTYPES, LoadData2dTransposeParams as V1,
@@ -22,22 +23,12 @@ def check(calls, l1, l0_bytes=16384, seed=0, stall=0.0, transpose="square", l0_i
     return res
 
 
-def random_call(rng, dtype):
-    v2 = dtype != "int4b" and rng.random() < 0.3
-    kw = dict(repeatTimes=rng.randint(1 if v2 else 0, 4), startIndex=rng.randint(0, 5),
-              srcStride=rng.randint(0, 3), dstGap=rng.randint(0, 5), dstFracGap=rng.randint(0, 4),
-              addrMode=rng.random() < 0.2)
-    p = V2(dtype, srcFracGap=rng.randint(0, 3), **kw) if v2 else V1(dtype, **kw)
-    dst = "L0B" if (v2 or dtype == "int4b" or rng.random() < 0.5) else "L0A"
-    return LdtCall(p, dst, rng.randint(0, 3) * 512, rng.randint(0, 16) * 32)
-
-
 @pytest.mark.parametrize("dtype", list(LDT_DTYPES))
 def test_random_calls_back_to_back(dtype):
     rng = random.Random(dtype)
     l1 = np.random.default_rng(len(dtype)).integers(0, 256, 32768, dtype=np.uint8)
     for k in range(3):
-        calls = [random_call(rng, dtype) for _ in range(4)]
+        calls = [random_ldt_call(rng, dtype) for _ in range(4)]
         # one destination buffer per run: keep the calls on the same L0
         name = calls[0].dst_name
         calls = [LdtCall(c.params, name, c.dst, c.src) for c in calls]
