@@ -12,7 +12,7 @@ JOBS   ?= auto
 export TILECOSIM_BUILD_CACHE ?= $(CURDIR)/build/sim-cache
 export TILECOSIM_WAVES_DIR ?= $(CURDIR)/build/waves
 
-.PHONY: install demo test bench bench-tload bench-units clean
+.PHONY: install demo test bench bench-tload bench-units bench-sim lint clean
 
 install: $(STAMP)
 
@@ -29,7 +29,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q
 
 # efficiency / latency tables of the engines, and Yosys cell and flip-flop counts (minutes)
-bench: bench-tload bench-units
+bench: bench-tload bench-units bench-sim
 
 bench-tload: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
@@ -40,6 +40,15 @@ bench-units: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	mkdir -p build
 	$(BIN)/python -m hdl.bench_units --area --json build/bench_units.json
+
+# simulated cycles per second: Amaranth, Icarus, Verilator; Python-driven and bulk harness
+bench-sim: $(STAMP)
+	mkdir -p build
+	$(BIN)/python -m hdl.bench_sim --json build/bench_sim.json
+
+# verilator --lint-only -Wall on every generated top, with hdl/lint_waivers.vlt
+lint: $(STAMP)
+	$(BIN)/tilecosim verilog --lint --out build/verilog
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

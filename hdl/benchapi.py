@@ -3,7 +3,9 @@
 A bench is a list of ``async def proc(port)`` coroutines run concurrently.  A process
 drives inputs with ``port.set(name, int)``, and ``await port.tick(*names)`` waits for the
 next rising clock edge and returns the values the named signals had AT that edge (what
-the flip-flops saw).  Inputs set after a tick are seen by the design in the next cycle.
+the flip-flops saw).  ``await port.until(name, limit)`` waits for the first edge at which
+the 1-bit register output ``name`` is 1 (False after ``limit`` cycles without); on the
+Verilog simulators it is one trigger, so the design runs without Python in between.  Inputs set after a tick are seen by the design in the next cycle.
 Names are the Verilog port names (``op__valid``, ``op__payload``, ``ub_data``); values are
 plain integers (struct payloads as their flat bit vectors; see :func:`pack`/:func:`unpack`),
 or None for a value with X or Z bits (4-state simulators only).
@@ -87,30 +89,30 @@ class AmaranthPort:
 
     async def tick(self, *names):
         vals = await self.ctx.tick().sample(*(self._value(n) for n in names))
-        return tuple(int(v) for v in vals[2:]) if names else ()
+        return tuple(int(getattr(v, "value", v)) for v in vals[2:]) if names else ()
+
+    async def until(self, name: str, limit: int) -> bool:
+        sig = self._value(name)
+        for _ in range(limit):
+            (v,) = (await self.ctx.tick().sample(sig))[2:]
+            if v:
+                return True
+        return False
 
 
-def run_amaranth(dut, procs, vcd: str | None = None, traces=()) -> int:
-    """Run the bench processes on Amaranth's simulator (clock period 10 ns); returns the
-    number of clock cycles simulated."""
+def run_amaranth(dut, procs, vcd: str | None = None, traces=()) -> None:
+    """Run the bench processes on Amaranth's simulator (clock period 10 ns)."""
     sim = Simulator(dut)
     sim.add_clock(1e-8)
-    count = {"cycles": 0}
     for proc in procs:
         async def tb(ctx, proc=proc):
             await proc(AmaranthPort(ctx, dut))
         sim.add_testbench(tb, background=getattr(proc, "background", False))
-
-    async def counter(ctx):
-        async for _ in ctx.tick():
-            count["cycles"] += 1
-    sim.add_process(counter)
     if vcd:
         with sim.write_vcd(vcd, traces=list(traces)):
             sim.run()
     else:
         sim.run()
-    return count["cycles"]
 
 
 class CocotbPort:
@@ -135,6 +137,19 @@ class CocotbPort:
         await RisingEdge(self.clk)
         return tuple(_as_int(self._handle(n).value, n) for n in names)
 
+    async def until(self, name: str, limit: int) -> bool:
+        # one trigger on the signal itself (a register output: it changes just after an
+        # edge), then the edge that samples it: no Python in between
+        from cocotb.triggers import RisingEdge, with_timeout
+        h = self._handle(name)
+        if _as_int(h.value, name) != 1:
+            try:
+                await with_timeout(RisingEdge(h), limit * 10, "ns")
+            except TimeoutError:
+                return False
+        await RisingEdge(self.clk)
+        return True
+
 
 def _as_int(value, name):
     """A cocotb value (Logic or LogicArray) as an int, or None when it holds X or Z (a
@@ -146,12 +161,12 @@ def _as_int(value, name):
         return None
 
 
-async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2) -> int:
+async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2) -> None:
     """Run the bench processes under cocotb: drive ``inputs`` to 0 (Verilog inputs start
     as X), start the clock, reset, start every process and wait for the foreground ones.
 
-    Returns the number of clock cycles after reset.  An exception in any process ends the
-    run and is raised here (the other processes are cancelled)."""
+    An exception in any process ends the run and is raised here (the other processes are
+    cancelled)."""
     import cocotb
     from cocotb.clock import Clock
     from cocotb.triggers import Event, RisingEdge
@@ -162,13 +177,6 @@ async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2) -> int:
     for _ in range(reset_cycles):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
-    count = {"cycles": 0}
-
-    async def counter():
-        while True:
-            await RisingEdge(dut.clk)
-            count["cycles"] += 1
-
     errors, ended = [], Event()
     left = {"n": 0}
 
@@ -184,7 +192,7 @@ async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2) -> int:
             if left["n"] == 0:
                 ended.set()
 
-    tasks = [cocotb.start_soon(counter())]
+    tasks = []
     left["n"] = sum(not getattr(p, "background", False) for p in procs)
     for proc in procs:
         tasks.append(cocotb.start_soon(guarded(proc, CocotbPort(dut, dut.clk))))
@@ -195,4 +203,3 @@ async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2) -> int:
             task.cancel()
     if errors:
         raise errors[0]
-    return count["cycles"]

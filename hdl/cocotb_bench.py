@@ -3,7 +3,7 @@
 It unpickles the job ($TILECOSIM_JOB: the bench's ``setup`` function, its arguments and
 the input ports), builds the simulator-neutral processes with the same ``setup`` as on
 Amaranth's simulator, runs them with :func:`hdl.benchapi.run_cocotb`, and pickles the
-filled result, the cycles simulated, the wall time of the run and any error raised by a
+filled result, the wall time of the run and any error raised by a
 bench process to $TILECOSIM_RESULT.
 """
 
@@ -21,13 +21,16 @@ async def bench(dut):
     with open(os.environ["TILECOSIM_JOB"], "rb") as f:
         job = pickle.load(f)
     procs, result = job["setup"](*job["args"])
-    error, cycles = None, None
+    error = None
     t0 = time.perf_counter()
     try:
-        cycles = await run_cocotb(dut, procs, inputs=job["inputs"])
-    except AssertionError as e:
+        await run_cocotb(dut, procs, inputs=job["inputs"])
+    except AssertionError as e:              # the bench caught the design misbehaving
         error = str(e)
+    except Exception as e:                   # a broken bench: say where
+        import traceback
+        error = "".join(traceback.format_exception(e)[-3:]).strip()
     seconds = time.perf_counter() - t0
     with open(os.environ["TILECOSIM_RESULT"], "wb") as f:
-        pickle.dump({"result": result, "error": error, "cycles": cycles, "seconds": seconds}, f)
+        pickle.dump({"result": result, "error": error, "seconds": seconds}, f)
     assert error is None, error

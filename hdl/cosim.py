@@ -193,8 +193,8 @@ def run_bench(backend: str, make_dut, top: str, setup, args: tuple, inputs, *,
     ``inputs`` are the Verilog input ports the bench drives (set to 0 before reset on the
     4-state simulators).  ``vcd`` (amaranth) / ``waves`` (icarus, verilator: an FST path)
     write a waveform (``WAVES=1`` in the environment: every Verilog run writes one, see
-    :func:`_default_waves`); ``traces(dut)`` lists the signals of the VCD.  ``timing``, when given, receives ``{"cycles", "seconds"}`` of the
-    run proper (after build and setup).  A bench process that raises (e.g. a read outside
+    :func:`_default_waves`); ``traces(dut)`` lists the signals of the VCD.  ``timing``, when given, receives ``{"seconds"}``: the wall time of
+    the run proper (after build and setup).  A bench process that raises (e.g. a read outside
     memory) raises AssertionError here on every backend.
     """
     if backend == "amaranth":
@@ -202,9 +202,9 @@ def run_bench(backend: str, make_dut, top: str, setup, args: tuple, inputs, *,
         dut = make_dut()
         procs, result = setup(*args)
         t0 = time.perf_counter()
-        cycles = run_amaranth(dut, procs, vcd, traces(dut) if traces and vcd else ())
+        run_amaranth(dut, procs, vcd, traces(dut) if traces and vcd else ())
         if timing is not None:
-            timing.update(cycles=cycles, seconds=time.perf_counter() - t0)
+            timing.update(seconds=time.perf_counter() - t0)
         return result
     if backend not in VERILOG_SIMS:
         raise ValueError(f"backend={backend!r}: choose one of {', '.join(BACKENDS)}")
@@ -243,7 +243,7 @@ def run_bench(backend: str, make_dut, top: str, setup, args: tuple, inputs, *,
     with open(out, "rb") as f:
         got = pickle.load(f)
     if timing is not None:
-        timing.update(cycles=got["cycles"], seconds=got["seconds"])
+        timing.update(seconds=got["seconds"])
     if got["error"]:
         raise AssertionError(got["error"])
     if not run_dir:
