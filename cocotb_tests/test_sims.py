@@ -121,3 +121,20 @@ def test_same_results_and_cycles_as_amaranth(unit, sim):
     for event in want:
         assert got[event] == want[event], f"{unit} on {sim}: the cycles of '{event}' differ " \
                                           f"from Amaranth's simulator"
+
+
+def test_waves_1_writes_one_fst_per_run_named_after_the_test(tmp_path, monkeypatch):
+    need("icarus")
+    monkeypatch.setenv("WAVES", "1")
+    monkeypatch.setenv("TILECOSIM_WAVES_DIR", str(tmp_path))
+    rng = random.Random(1)
+    cases = [random_load_case(rng, LoadDist.DIST_NORM) for _ in range(3)]
+    ub = np.random.default_rng(1).integers(0, 256, 1024, dtype=np.uint8)
+    for _ in range(2):
+        res = simulate_load_align(cases, ub, VL, backend="icarus")
+        assert compare_load_align(cases, ub, res, VL) == []
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["test_waves_1_writes_one_fst_per_run_named_after_the_test-icarus-2.fst",
+                     "test_waves_1_writes_one_fst_per_run_named_after_the_test-icarus.fst"]
+    for p in tmp_path.iterdir():
+        assert p.read_bytes()[:8] == bytes(7) + b"\x01"        # an FST header block

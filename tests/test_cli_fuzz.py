@@ -23,7 +23,7 @@ REG = st.builds(lambda n, v: f"{n}={v}", st.sampled_from(["a0", "a1", "a2", "a3"
                 VALUES)
 EXTRA = st.sampled_from([[], ["--json"], ["--profile", "ieee-inf"], ["--model", "reference"],
                          ["--mem-size", "4096"], ["--lcfr", "512:4096"], ["--storage", "7"],
-                         ["--backend", "icarus"], ["--full"], ["--lcfr", "x"]])
+                         ["--backend", "icarus", "--vcd", "x.vcd"], ["--full"], ["--lcfr", "x"]])
 
 
 @settings(max_examples=150, deadline=None)
