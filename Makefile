@@ -12,7 +12,7 @@ JOBS   ?= auto
 export TILECOSIM_BUILD_CACHE ?= $(CURDIR)/build/sim-cache
 export TILECOSIM_WAVES_DIR ?= $(CURDIR)/build/waves
 
-.PHONY: install demo test bench bench-tload bench-units bench-sim lint clean
+.PHONY: install demo test bench bench-tload bench-units bench-sim lint fuzz mutation regress clean
 
 install: $(STAMP)
 
@@ -49,6 +49,22 @@ bench-sim: $(STAMP)
 # verilator --lint-only -Wall on every generated top, with hdl/lint_waivers.vlt
 lint: $(STAMP)
 	$(BIN)/tilecosim verilog --lint --out build/verilog
+
+# the fuzz targets of tests/test_cli_fuzz.py with 10,000 examples each (make test runs 150)
+fuzz: $(STAMP)
+	TILECOSIM_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -n $(JOBS) -q tests/test_cli_fuzz.py
+
+# single-point faults in the HDL, each run against the comparison suite (tens of minutes)
+mutation: $(STAMP)
+	mkdir -p build
+	$(BIN)/python -m hdl.mutation --json build/mutation.json
+
+# the coverage-driven regression: 2000 scenarios per operation on Amaranth's simulator,
+# 200 on each Verilog simulator
+regress: $(STAMP)
+	$(BIN)/tilecosim regress --backend amaranth --count 2000 --seed 1 --json
+	$(BIN)/tilecosim regress --backend icarus --count 200 --seed 1 --json
+	$(BIN)/tilecosim regress --backend verilator --count 200 --seed 1 --json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -138,3 +138,23 @@ def test_waves_1_writes_one_fst_per_run_named_after_the_test(tmp_path, monkeypat
                      "test_waves_1_writes_one_fst_per_run_named_after_the_test-icarus.fst"]
     for p in tmp_path.iterdir():
         assert p.read_bytes()[:8] == bytes(7) + b"\x01"        # an FST header block
+
+
+@pytest.mark.parametrize("backend", ["amaranth", "icarus", "verilator"])
+def test_reset_in_the_middle_of_an_instruction_returns_the_engine_to_idle(backend):
+    """rst for two cycles while a transposing TLOAD streams; the next two instructions (one
+    faulting) are right, on every simulator."""
+    if backend != "amaranth":
+        need(backend)
+    rng = random.Random(9)
+    mem = seeded_memory(12, 1 << 15)
+    first = random_tload(rng, L.ND2ZN, "S8", sizes=(2048,), n=2)[0]
+    plist = [first, random_tload(rng, L.DN2NZ, "FP16", sizes=(1024,), n=2)[0],
+             TLoadParams(L.NORM, "FP16", valid_col=40, valid_row=1, col=32, outputs=(("T", 512),)),
+             random_tload(rng, L.NORM, "FP32", sizes=(512,), n=1)[0]]
+    for after in (3, 40):
+        cfg = SimConfig(seed=after, p_req_ready=0.8, p_write_ready=0.8, reset_after=after,
+                        backend=backend)
+        res, _, mism, problems = run_and_compare(plist, mem, cfg)
+        assert not mism and not problems, "\n".join(map(str, mism + problems))
+        assert res.faults[1:] == [0, 2, 0]

@@ -6,7 +6,8 @@ next rising clock edge and returns the values the named signals had AT that edge
 the flip-flops saw).  ``await port.until(name, limit)`` waits for the first edge at which
 the 1-bit register output ``name`` is 1 (False after ``limit`` cycles without); on the
 Verilog simulators it is one trigger, so the design runs without Python in between.  Inputs set after a tick are seen by the design in the next cycle.
-Names are the Verilog port names (``op__valid``, ``op__payload``, ``ub_data``); values are
+Names are the Verilog port names (``op__valid``, ``op__payload``, ``ub_data``; ``rst`` is
+the synchronous reset); values are
 plain integers (struct payloads as their flat bit vectors; see :func:`pack`/:func:`unpack`),
 or None for a value with X or Z bits (4-state simulators only).
 
@@ -19,6 +20,7 @@ Two adapters implement it:
   time step, after the edge).
 """
 
+from amaranth import ClockDomain, Module
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
@@ -69,10 +71,10 @@ async def drive(port, stream: str, payloads, rng, p_valid: float, state: dict, a
 
 
 class AmaranthPort:
-    def __init__(self, ctx, dut):
+    def __init__(self, ctx, dut, rst=None):
         self.ctx = ctx
         self.dut = dut
-        self._cache = {}
+        self._cache = {"rst": rst} if rst is not None else {}
 
     def _value(self, name):
         v = self._cache.get(name)
@@ -101,12 +103,17 @@ class AmaranthPort:
 
 
 def run_amaranth(dut, procs, vcd: str | None = None, traces=()) -> None:
-    """Run the bench processes on Amaranth's simulator (clock period 10 ns)."""
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
+    """Run the bench processes on Amaranth's simulator (clock period 10 ns).  The design's
+    ``sync`` domain is made explicit so that a process can drive ``rst`` as on the Verilog
+    simulators."""
+    top = Module()
+    top.submodules.dut = dut
+    top.domains.sync = cd = ClockDomain("sync")
+    sim = Simulator(top)
+    sim.add_clock(1e-8, domain="sync")
     for proc in procs:
         async def tb(ctx, proc=proc):
-            await proc(AmaranthPort(ctx, dut))
+            await proc(AmaranthPort(ctx, dut, cd.rst))
         sim.add_testbench(tb, background=getattr(proc, "background", False))
     if vcd:
         with sim.write_vcd(vcd, traces=list(traces)):

@@ -167,6 +167,7 @@ class BulkResult:
     written: np.ndarray = None          # bool per byte
     seconds: float = 0.0                # wall time of the run proper (start -> finished)
     timed_out: bool = False
+    waveform: str | None = None            # written when the watchdog fired
 
 
 def bulk_procs(instr: int, mem_size: int, repeat: int, tile_words: int, width: int, limit: int,

@@ -125,14 +125,14 @@ def _add_machine(p):
                    help="tile-size limits in bytes (default 256:262144)")
 
 
-def _int_arg(name):
+def _int_arg(name, lo: int = 1, hi: int = MAX_MEM_SIZE):
     def conv(text):
         try:
             v = int(text, 0)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
-        if not 0 < v <= MAX_MEM_SIZE:
-            raise argparse.ArgumentTypeError(f"{name} {text!r} must be in 1..{MAX_MEM_SIZE}")
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} must be in {lo}..{hi}")
         return v
     return conv
 
@@ -206,6 +206,7 @@ run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
 
     _add_ldt_parser(sub)
     _add_load_align_parser(sub)
+    _add_regress_parser(sub)
     v = sub.add_parser("verilog", help="write the Verilog of the HDL engines",
                        formatter_class=_FMT, description="""\
 Write the Verilog that Amaranth generates for each engine top (no source attributes,
@@ -275,6 +276,10 @@ def _add_ldt_parser(sub):
                    help="destination buffer (default L0A; L0B for --v2)")
     p.add_argument("--src", required=True, metavar="FILE", help="L1 image")
     p.add_argument("--dst-bytes", required=True, type=_int_arg("--dst-bytes"), metavar="N")
+    p.add_argument("--src-addr", type=_any_int("--src-addr"), default=0, metavar="BYTES",
+                   help="L1 byte address the square indices count from (default 0)")
+    p.add_argument("--dst-addr", type=_any_int("--dst-addr"), default=0, metavar="BYTES",
+                   help="destination byte address the fractal indices count from (default 0)")
     p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
     _add_hdl_options(p, tload=False)
     p.add_argument("--model", choices=("fast", "reference"), default="fast")
@@ -307,6 +312,47 @@ def _add_load_align_parser(sub):
                    help="icarus, verilator: write an FST waveform of the run")
     p.add_argument("--model", choices=("fast", "reference"), default="fast")
     p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+
+
+REGRESS_HELP = """\
+Constrained-random regression of the HDL engines against the golden model, driven by
+functional coverage (see hdl/coverage.py for the bins): --count scenarios per operation,
+legal and faulting, drawn from --seed and run in batches (back to back, every other batch with
+random back-pressure) in --jobs processes.  Prints a progress bar, each mismatch with a
+command that reproduces it alone, a summary table per operation and the coverage; --json
+adds one JSON object on the last line.  Exit 1 on any mismatch.
+
+examples:
+  tilecosim regress --count 50
+  tilecosim regress --backend verilator --ops tload --count 200 --seed 3 --json
+"""
+
+
+def _ops_arg(text):
+    from .coverage import OPS
+    ops = [o.strip() for o in text.split(",") if o.strip()]
+    bad = [o for o in ops if o not in OPS]
+    if bad or not ops:
+        raise argparse.ArgumentTypeError(f"{text!r}: a comma-separated list of {', '.join(OPS)}")
+    return list(dict.fromkeys(ops))
+
+
+def _add_regress_parser(sub):
+    from .coverage import OPS
+    p = sub.add_parser("regress", help="coverage-driven random regression, HDL vs golden model",
+                       description=REGRESS_HELP, formatter_class=_FMT)
+    p.add_argument("--backend", choices=BACKENDS[1:], default="amaranth",
+                   help="simulator of the HDL (default amaranth)")
+    p.add_argument("--ops", type=_ops_arg, default=list(OPS), metavar="OP[,OP...]",
+                   help="operations (default all: " + ",".join(OPS) + ")")
+    p.add_argument("--count", type=_int_arg("--count", 1, 100000), default=200, metavar="N",
+                   help="scenarios per operation (default 200, enough to hit every bin)")
+    p.add_argument("--seed", type=_any_int("--seed"), default=1, metavar="S")
+    p.add_argument("--jobs", type=_int_arg("--jobs", 1, 256), default=None, metavar="J",
+                   help="parallel processes (default: the CPUs available)")
+    p.add_argument("--out", metavar="DIR", default="build/regress",
+                   help="where the memory images (and hang waveforms) go (default build/regress)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
 
 
@@ -605,9 +651,9 @@ def cmd_ldt(args) -> int:
     hdl = _run_ldt_hdl(args, params, dst_name, l1.data) if args.backend != "golden" else None
     hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
     try:
-        pl = plan_ldt(params, l1, Buffer(dst_name, args.dst_bytes))
+        pl = plan_ldt(params, l1, Buffer(dst_name, args.dst_bytes), args.dst_addr, args.src_addr)
         run = load_data_with_transpose if args.model == "fast" else load_data_with_transpose_reference
-        run(l1, l0, params)
+        run(l1, l0, params, args.dst_addr, args.src_addr)
     except Fault as f:
         print(f"{f.name}: {f.message}", file=sys.stderr)
         if args.json:
@@ -650,7 +696,10 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
     if l1.size >= 1 << 32 or args.dst_bytes >= 1 << 32:
         raise UsageError(f"--backend {args.backend}: the engine addresses at most 4 GiB of L1 "
                          f"and L0")
-    call = LdtCall(params, dst_name)
+    for opt, v in (("--src-addr", args.src_addr), ("--dst-addr", args.dst_addr)):
+        if not 0 <= v < 1 << 32:
+            raise UsageError(f"{opt} {v}: the engine takes a 32-bit address (0..{(1 << 32) - 1})")
+    call = LdtCall(params, dst_name, args.dst_addr, args.src_addr)
     try:
         res, problems = run_and_compare_l1l0([call], l1, np.zeros(args.dst_bytes, np.uint8),
                                              seed=args.seed, stall=args.stall,
@@ -783,6 +832,21 @@ def _run_load_align_hdl(args, ub, how) -> dict:
                      "mismatches": problems}}
 
 
+def cmd_regress(args) -> int:
+    from .regress import default_jobs, main_args
+    if args.jobs is None:
+        args.jobs = default_jobs()
+    if args.backend != "amaranth":
+        from .cosim import missing
+        if missing(args.backend):
+            raise UsageError(f"--backend {args.backend}: {missing(args.backend)}")
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    return main_args(args)
+
+
 def cmd_verilog(args) -> int:
     from .verilog import WAIVERS, lint, write_all
     out = Path(args.out)
@@ -813,7 +877,7 @@ def cmd_demo(args) -> int:
 
 COMMANDS = {"tload": cmd_tload, "asm": cmd_asm, "run": cmd_run, "demo": cmd_demo,
             "load-data-with-transpose": cmd_ldt, "load-align": cmd_load_align,
-            "verilog": cmd_verilog}
+            "verilog": cmd_verilog, "regress": cmd_regress}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -170,7 +170,7 @@ def to_verilog(make_dut, top: str, key: str | None = None) -> str:
     return text
 
 
-def _default_waves(top: str, backend: str) -> Path:
+def _default_waves(top: str, backend: str, prefix: str = "") -> Path:
     """Where WAVES=1 puts a run's FST: ``$TILECOSIM_WAVES_DIR`` (default ``build/waves``),
     named after the pytest test that runs it (or the top), never overwriting another."""
     import re
@@ -178,10 +178,10 @@ def _default_waves(top: str, backend: str) -> Path:
     name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", test.split("::", 1)[-1]) if test else top
     wdir = Path(os.environ.get("TILECOSIM_WAVES_DIR", "build/waves")).resolve()
     wdir.mkdir(parents=True, exist_ok=True)
-    path, k = wdir / f"{name}-{backend}.fst", 1
-    while path.exists():
+    path, k = wdir / f"{prefix}{name}-{backend}.fst", 1
+    while path.exists() or path.with_suffix(".vcd").exists():
         k += 1
-        path = wdir / f"{name}-{backend}-{k}.fst"
+        path = wdir / f"{prefix}{name}-{backend}-{k}.fst"
     return path
 
 
@@ -197,6 +197,32 @@ def run_bench(backend: str, make_dut, top: str, setup, args: tuple, inputs, *,
     the run proper (after build and setup).  A bench process that raises (e.g. a read outside
     memory) raises AssertionError here on every backend.
     """
+    result = _run_once(backend, make_dut, top, setup, args, inputs, vcd, traces, waves, run_dir,
+                       timing, key)
+    if _timed_out(result) and not (vcd or waves):
+        # a hang: run it again with a waveform, and say where it is
+        path = _default_waves(top, backend, prefix="hang-")
+        if backend == "amaranth":
+            path = path.with_suffix(".vcd")
+            _run_once(backend, make_dut, top, setup, args, inputs, str(path), traces, None,
+                      None, None, key)
+        else:
+            _run_once(backend, make_dut, top, setup, args, inputs, None, traces, str(path),
+                      None, None, key)
+        if isinstance(result, dict):
+            result["waveform"] = str(path)
+        else:
+            result.waveform = str(path)
+    return result
+
+
+def _timed_out(result) -> bool:
+    return bool(result.get("timed_out") if isinstance(result, dict)
+                else getattr(result, "timed_out", False))
+
+
+def _run_once(backend, make_dut, top, setup, args, inputs, vcd, traces, waves, run_dir, timing,
+              key):
     if backend == "amaranth":
         from .benchapi import run_amaranth
         dut = make_dut()

@@ -48,6 +48,7 @@ class AlignResult:
     accept: list = field(default_factory=list)
     out: list = field(default_factory=list)
     timed_out: bool = False
+    waveform: str | None = None            # written when the watchdog fired
 
 
 LOAD_INPUTS = ("op__valid", "op__payload", "ub_data", "res__ready")
@@ -120,7 +121,8 @@ def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -
     """Disagreements with the model, one line each (empty: all equal)."""
     problems = []
     if res.timed_out:
-        problems.append("the unit did not return every result within 10 cycles per op + 100")
+        problems.append(f"the unit did not return every result within 10 cycles per op + 100; "
+                        f"waveform: {res.waveform}")
     buf = Buffer("UB", ub)
     for i, (c, got) in enumerate(zip(cases, res.results)):
         try:
@@ -244,7 +246,8 @@ def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
 def compare_store_align(cases, ub: np.ndarray, final: np.ndarray, results, timed_out,
                         vl: int = 256) -> list[str]:
     """Replay the stores on the model and compare the UB images, next addresses and faults."""
-    problems = ["the unit did not return every result in time"] if timed_out else []
+    problems = ["the unit did not return every result within 10 cycles per op + 100"] \
+        if timed_out else []
     buf = Buffer("UB", ub.copy())
     for i, (c, got) in enumerate(zip(cases, results)):
         regs = [np.frombuffer(r, np.uint8) for r in c.regs]

@@ -51,6 +51,7 @@ class L1L0Result:
     last_write: int | None = None
     reads: int = 0
     timed_out: bool = False
+    waveform: str | None = None            # written when the watchdog fired
 
     @property
     def cycles(self):
@@ -165,7 +166,8 @@ def run_and_compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, **kw):
     res = simulate_l1l0(calls, l1, l0_init, **kw)
     problems = []
     if res.timed_out:
-        problems.append("the engine did not complete within the watchdog")
+        problems.append(f"the engine did not complete within the watchdog; waveform: "
+                        f"{res.waveform or kw.get('vcd') or kw.get('waves')}")
     want = Buffer(calls[0].dst_name if calls else "L0A", l0_init.copy())
     for k, c in enumerate(calls):
         want.name = c.dst_name

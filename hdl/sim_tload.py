@@ -69,6 +69,8 @@ class SimConfig:
     vcd: str | None = None         # Amaranth waveform
     max_cycles: int | None = None
     backend: str = "amaranth"      # or "icarus" / "verilator" (cocotb on the generated Verilog)
+    reset_after: int | None = None # assert rst for 2 cycles this many cycles after the first
+                                   # accept (instruction 0 is aborted; the rest must be right)
     waves: str | None = None       # FST waveform of a Verilog simulator
 
 
@@ -85,6 +87,7 @@ class SimResult:
     cycles: int | None = None                       # accept of the first -> last write
     requests: int = 0
     timed_out: bool = False
+    waveform: str | None = None            # written when the watchdog fired
 
 
 def min_cycles(pl) -> int:
@@ -139,8 +142,24 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
 
     async def driver(port):
         port.set("mem_size", min(mem.size, MASK64))
-        await drive(port, "instr", payloads, random.Random(cfg.seed), cfg.p_instr_valid, state,
-                    res.accept_cycles)
+        drng = random.Random(cfg.seed)
+        if cfg.reset_after is None:
+            await drive(port, "instr", payloads, drng, cfg.p_instr_valid, state, res.accept_cycles)
+            return
+        await drive(port, "instr", payloads[:1], drng, cfg.p_instr_valid, state, res.accept_cycles)
+        for _ in range(cfg.reset_after):
+            await port.tick()
+        port.set("rst", 1)                      # the memory system resets along
+        state["in_reset"] = True
+        await port.tick()
+        await port.tick()
+        port.set("rst", 0)
+        state["in_reset"] = False
+        state["beats"] = res.beats[0]           # instruction 0 is gone; 1.. follow
+        if not res.faults:
+            res.faults.append(None)
+            res.done_cycles.append(None)
+        await drive(port, "instr", payloads[1:], drng, cfg.p_instr_valid, state, res.accept_cycles)
 
     async def memory(port):
         rng = random.Random(cfg.seed + 1)
@@ -155,6 +174,9 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
                 port.set("resp__payload", pending[0][1])
             qv, qr, qp, sv, sr = await port.tick("req__valid", "req__ready", "req__payload",
                                                  "resp__valid", "resp__ready")
+            if state.get("in_reset"):
+                pending.clear()
+                continue
             if qv and qr:
                 q = unpack(MemRequest, qp)
                 addr, n = int(q.addr), int(q.len)
@@ -172,7 +194,7 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
         while not state["done"]:
             port.set("write__ready", rng.random() < cfg.p_write_ready)
             v, r, bits = await port.tick("write__valid", "write__ready", "write__payload")
-            if v and r:
+            if v and r and not state.get("in_reset"):
                 pl = unpack(write_layout, bits)
                 t, off = int(pl.tile), int(pl.offset)
                 data = _bytes_of(int(pl.data), W)
@@ -194,7 +216,7 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
         port.set("done__ready", 1)
         while not state["done"]:
             v, bits = await port.tick("done__valid", "done__payload")
-            if v:
+            if v and not state.get("in_reset"):
                 f = unpack(Completion, bits).fault
                 res.faults.append(int(getattr(f, "value", f)))
                 res.done_cycles.append(state["cycle"] - 1)
@@ -282,17 +304,21 @@ def run_and_compare(p: TLoadParams | list[TLoadParams], mem: np.ndarray,
 
     Returns (result, model fault code of the first instruction, mismatches, problems);
     ``problems`` lists disagreements of another kind: a fault code different from the
-    model's, a timeout, writes or requests by a faulting instruction, extra writes.
+    model's, a timeout, writes or requests by a faulting instruction, extra writes.  With
+    ``cfg.reset_after`` the first instruction is aborted by a reset and not compared.
     """
     plist = [p] if isinstance(p, TLoadParams) else list(p)
     res = simulate_tload(plist, mem, cfg)
     problems, mism, codes = [], [], []
     if res.timed_out:
         problems.append("the engine did not complete within the watchdog (10 x the cycles "
-                        "it needs at least + 100 + 50 per instruction)")
+                        "it needs at least + 100 + 50 per instruction); waveform: "
+                        f"{res.waveform or cfg.vcd or cfg.waves}")
     for i, q in enumerate(plist):
         code, mm = compare(q, mem, res, cfg.profile, LCFR(*cfg.lcfr), instr=i)
         codes.append(code)
+        if i == 0 and cfg.reset_after is not None:      # aborted by the reset
+            continue
         where = f"instruction {i}: " if len(plist) > 1 else ""
         mism += mm
         got = res.faults[i] if i < len(res.faults) else None

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from hdl.sim_tload import SimConfig, repro_command, run_and_compare
-from model.display import seeded_memory
+from model.display import ramp_memory, seeded_memory
 from model.dtypes import PadValue
 from model.scenarios import random_tload
 from model.tload import TLoadLayout as L, TLoadParams
@@ -154,3 +154,18 @@ def test_back_to_back_mixed_kinds_and_a_fault_in_order():
     ps.insert(5, FAULTS["to_acc"][0])
     res, _ = check(ps, cfg_for(stall=0.2, seed=5), mem_size=1 << 16)
     assert res.faults[3] == 2 and res.faults[5] == 1 and len(res.faults) == len(ps)
+
+
+def test_a_hang_is_a_failure_with_a_waveform(tmp_path, monkeypatch):
+    """The watchdog ends the run and the run is repeated with a waveform, named in the
+    report (here the watchdog is set far below what the TLOAD needs)."""
+    monkeypatch.setenv("TILECOSIM_WAVES_DIR", str(tmp_path))
+    p = TLoadParams(L.ND2NZ, "FP16", valid_col=64, valid_row=16, outputs=(("T", 2048),))
+    res, _, mism, problems = run_and_compare(p, ramp_memory("FP16", 4096), SimConfig(max_cycles=20))
+    assert res.timed_out
+    assert problems[0].startswith("the engine did not complete within the watchdog")
+    path = problems[0].rsplit("waveform: ", 1)[1]
+    assert path == res.waveform and path.endswith(".vcd") and path.startswith(str(tmp_path / "hang-"))
+    from pathlib import Path
+    text = Path(path).read_text()
+    assert "$enddefinitions" in text and "write__valid" in text

@@ -1,0 +1,82 @@
+"""`tilecosim regress`: coverage-driven drawing, the run, the report and its failures."""
+
+import json
+
+import pytest
+
+from hdl import regress
+from hdl.coverage import OPS, all_bins
+
+from .test_cli import run
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("op", OPS)
+def test_the_default_count_hits_every_bin(op, seed):
+    scs = regress.draw_scenarios(op, 200, seed)
+    hit = {b for s in scs for b in s.bins}
+    assert [b for b in all_bins(op) if b not in hit] == []
+    assert any(s.fault for s in scs) and any(not s.fault for s in scs)
+
+
+def test_drawing_is_reproducible_and_bins_follow_the_model():
+    a = regress.draw_scenarios("tload", 40, 7)
+    b = regress.draw_scenarios("tload", 40, 7)
+    assert [s.item for s in a] == [s.item for s in b]
+    for s in a:
+        fault, _ = regress._tload_model(s.item)
+        assert (fault is None) == (s.fault is None)
+        assert all(x.startswith("tload.fault:") for x in s.bins) == (s.fault is not None)
+
+
+def test_regress_json_and_table(tmp_path):
+    r = run("regress", "--count", "10", "--seed", "2", "--jobs", "2", "--out", str(tmp_path),
+            "--json")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert obj["scenarios"] == 30 and obj["mismatches"] == 0
+    assert set(obj["coverage"]) == {b for op in OPS for b in all_bins(op)}
+    assert sorted(obj["uncovered"]) == sorted(b for b, n in obj["coverage"].items() if n == 0)
+    assert obj["faults_checked"] == sum(o["faults_checked"] for o in obj["ops"])
+    assert "tload" in r.stdout and "load-align" in r.stdout and "scenarios" in r.stdout
+    assert "30/30 scenarios" in r.stderr                       # the progress bar's last state
+    assert (tmp_path / "l1-seed2.bin").stat().st_size == regress.L1_SIZE
+
+
+def test_a_mismatch_is_reported_with_a_command_that_reproduces_it(tmp_path, monkeypatch,
+                                                                  capsys):
+    """A bug planted in the LoadAlign comparison: the regression names the op and prints a
+    reproduce line; the command line replays that op alone."""
+    import hdl.sim_align as sa
+    real = sa.compare_load_align
+
+    def broken(cases, ub, res, vl=256):
+        out = real(cases, ub, res, vl)
+        return out + [f"op {i} planted: dst0 byte lane 0 differs" for i, c in enumerate(cases)
+                      if c.dist == "DIST_BRC_B16"]
+    monkeypatch.setattr(sa, "compare_load_align", broken)
+    from hdl.cli import main
+    code = main(["regress", "--ops", "load-align", "--count", "40", "--jobs", "1", "--out",
+                 str(tmp_path), "--json"])
+    out = capsys.readouterr().out
+    assert code == 1
+    obj = json.loads(out.splitlines()[-1])
+    fails = obj["failures"]
+    assert fails and obj["mismatches"] == len(fails)
+    assert all("planted" in f["problem"] for f in fails)
+    line = fails[0]["repro"]
+    assert line.startswith("tilecosim load-align --dist DIST_BRC_B16 ")
+    monkeypatch.undo()
+    r = run(*line.split()[1:], "--json")
+    assert json.loads(r.stdout.splitlines()[-1])["match"] is True     # the real unit is fine
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--ops", "tload,bogus"], "--ops: 'tload,bogus': a comma-separated list of"),
+    (["--count", "0"], "--count '0' must be in 1..100000"),
+    (["--jobs", "x"], "--jobs 'x' is not an integer"),
+    (["--backend", "golden"], "invalid choice: 'golden'"),
+])
+def test_usage_errors(args, needle):
+    r = run("regress", *args)
+    assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) <= 3
