@@ -2,9 +2,9 @@
 
 Each mutant is one textual change to one HDL source (an address off by one in a layout, the
 nibble order swapped, a wrong pad value, a dropped ready, a wrong fault code, a missing
-guard, ...).  For each, the ``hdl`` package is copied to a temporary directory, the change is
-applied (the original text must occur exactly once), and the comparison suite runs against
-the copy (``PYTHONPATH`` puts it first): the unit's own tests first, then every HDL test if
+guard, ...).  For each, the source tree is copied to a temporary directory, the change is
+applied (the original text must occur exactly once), and the comparison suite runs in a
+copy of the source tree (its directory and ``PYTHONPATH`` put the mutated ``hdl`` first): the unit's own tests first, then every HDL test if
 those pass.  A mutant is *killed* when a test fails; a survivor means a missing test.
 
     python -m hdl.mutation [--only ID[,ID...]] [--jobs J] [--json FILE] [--list]
@@ -158,12 +158,14 @@ def apply(mutant: Mutant, hdl_dir: Path) -> None:
     path.write_text(text.replace(mutant.old, mutant.new))
 
 
-def _pytest(files, pythonpath: Path, jobs: int, timeout: int):
-    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+def _pytest(files, tree: Path, jobs: int, timeout: int):
+    """pytest in the copied tree: its directory comes first on sys.path (and PYTHONPATH, for
+    the subprocesses the tests start), so the mutated ``hdl`` is the one imported."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
            "-n", str(jobs), *files]
     try:
-        out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+        out = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True,
                              timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, "timeout"
@@ -176,17 +178,24 @@ def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800) -> dict:
     """Apply one mutant to a copy of ``hdl`` and run the suite; the outcome as a dict."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.id}-") as tmp:
-        shutil.copytree(ROOT / "hdl", Path(tmp) / "hdl",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        for part in ("hdl", "model", "tests", "cocotb_tests"):
+            shutil.copytree(ROOT / part, Path(tmp) / part,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "pyproject.toml", Path(tmp) / "pyproject.toml")
         apply(mutant, Path(tmp) / "hdl")
+        imported = subprocess.run([sys.executable, "-c", "import hdl; print(hdl.__file__)"],
+                                  cwd=tmp, env=dict(os.environ, PYTHONPATH=tmp),
+                                  capture_output=True, text=True).stdout.strip()
+        if not imported.startswith(str(Path(tmp).resolve())) and not imported.startswith(tmp):
+            raise RuntimeError(f"the mutated copy is not the one imported ({imported})")
         for files in (list(mutant.tests), [f for f in ALL_HDL_TESTS if f not in mutant.tests]):
             if not files:
                 continue
             code, by = _pytest(files, Path(tmp), jobs, timeout)
-            if code == 1:
+            if code in (1, 2) and isinstance(by, str):      # a test failed (2: -x stopped)
                 return {"id": mutant.id, "killed": True, "by": by,
                         "seconds": round(time.perf_counter() - t0, 1)}
-            if code not in (0, 5):                # errors, interrupt, timeout: say so
+            if code not in (0, 5):                # errors, timeout: say so
                 return {"id": mutant.id, "killed": True, "by": f"pytest exit {code}: {by}",
                         "seconds": round(time.perf_counter() - t0, 1)}
     return {"id": mutant.id, "killed": False, "by": None,

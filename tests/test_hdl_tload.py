@@ -61,6 +61,17 @@ def test_pads(pad, profile):
         check(p, cfg_for(profile=profile))
 
 
+@pytest.mark.parametrize("profile", ["finite", "ieee-inf"])
+def test_max_and_min_pads_of_every_data_type(profile):
+    """All 23 data types x Max/Min back to back: the engine's own pad table (hdl/dtype_rom.py)
+    against the model's (model/dtypes.py), under both profiles."""
+    from model.dtypes import DTYPES as ALL
+    plist = [TLoadParams(L.NORM, name, valid_col=1, valid_row=1, col=32 // dt.esize,
+                         pad=pad, outputs=(("T", 256),))
+             for name, dt in ALL.items() for pad in (PadValue.Max, PadValue.Min)]
+    check(plist, cfg_for(profile=profile))
+
+
 @pytest.mark.parametrize("n", range(1, 9))
 def test_outputs(n):
     rng = random.Random(n)
