@@ -207,6 +207,7 @@ run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
     _add_ldt_parser(sub)
     _add_load_align_parser(sub)
     _add_regress_parser(sub)
+    _add_draw_parser(sub)
     v = sub.add_parser("verilog", help="write the Verilog of the HDL engines",
                        formatter_class=_FMT, description="""\
 Write the Verilog that Amaranth generates for each engine top (no source attributes,
@@ -354,6 +355,42 @@ def _add_regress_parser(sub):
     p.add_argument("--out", metavar="DIR", default="build/regress",
                    help="where the memory images (and hang waveforms) go (default build/regress)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+
+
+DRAW_HELP = """\
+Draw how a logical matrix lands in a tile, or a LoadDataWithTranspose square before and
+after.  LAYOUT is a storage layout (ND, DN, ZZ, ZN, NZ, NN), a TLOAD layout (NORM, ND2NZ,
+ND2ZN, DN2NZ, DN2ZN) or load-data-with-transpose.  Fractals are the 512 B ones of --dtype
+unless --fractal RxC says otherwise.  Without --out the picture is printed as numbers.
+
+examples:
+  tilecosim draw ZZ --rows 4 --cols 4 --fractal 2x2          # the seed's 4x4 example
+  tilecosim draw ND2NZ --dtype FP16 --rows 32 --cols 32 --out nd2nz.svg
+  tilecosim draw load-data-with-transpose --dtype half --out ldt.png
+"""
+
+
+def _fractal_arg(text):
+    try:
+        r, c = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected ROWSxCOLS, e.g. 2x2") from None
+    if r < 1 or c < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: both sides must be at least 1")
+    return r, c
+
+
+def _add_draw_parser(sub):
+    p = sub.add_parser("draw", help="pictures of the layouts (text, SVG or PNG)",
+                       description=DRAW_HELP, formatter_class=_FMT)
+    p.add_argument("layout", metavar="LAYOUT")
+    p.add_argument("--dtype", default=None, help="data type (default FP16; for "
+                   "load-data-with-transpose one of its types, default half)")
+    p.add_argument("--rows", type=_int_arg("--rows", 1, 4096), default=None, metavar="R")
+    p.add_argument("--cols", type=_int_arg("--cols", 1, 4096), default=None, metavar="C")
+    p.add_argument("--fractal", type=_fractal_arg, default=None, metavar="RxC",
+                   help="fractal shape in elements (default: 512 B fractals of --dtype)")
+    p.add_argument("--out", metavar="FILE.svg|FILE.png", help="write a picture")
 
 
 def _any_int(name):
@@ -847,6 +884,39 @@ def cmd_regress(args) -> int:
     return main_args(args)
 
 
+def cmd_draw(args) -> int:
+    from .draw import layout_picture, ldt_picture, to_svg, to_text, write_png
+    if args.out and not args.out.lower().endswith((".svg", ".png")):
+        raise UsageError(f"--out {args.out!r}: the file name must end in .svg or .png")
+    if args.out:
+        _check_writable("--out", args.out)
+    try:
+        if args.layout.lower() == "load-data-with-transpose":
+            if args.rows or args.cols or args.fractal:
+                raise UsageError("--rows/--cols/--fractal: the square of "
+                                 "load-data-with-transpose is set by --dtype")
+            panels = ldt_picture(args.dtype or "half")
+        else:
+            if args.rows is None or args.cols is None:
+                raise UsageError(f"draw {args.layout}: give the matrix with --rows R --cols C")
+            panels = layout_picture(args.layout, args.dtype or "FP16", args.rows, args.cols,
+                                    args.fractal)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not args.out:
+        print(to_text(panels), end="")
+        return EXIT_OK
+    try:
+        if args.out.lower().endswith(".svg"):
+            Path(args.out).write_text(to_svg(panels))
+        else:
+            write_png(panels, args.out)
+    except OSError as e:
+        raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    print(f"wrote {args.out}: " + "; ".join(p.title for p in panels))
+    return EXIT_OK
+
+
 def cmd_verilog(args) -> int:
     from .verilog import WAIVERS, lint, write_all
     out = Path(args.out)
@@ -877,7 +947,7 @@ def cmd_demo(args) -> int:
 
 COMMANDS = {"tload": cmd_tload, "asm": cmd_asm, "run": cmd_run, "demo": cmd_demo,
             "load-data-with-transpose": cmd_ldt, "load-align": cmd_load_align,
-            "verilog": cmd_verilog, "regress": cmd_regress}
+            "verilog": cmd_verilog, "regress": cmd_regress, "draw": cmd_draw}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,12 +10,12 @@ TLOAD (148 bins)
                                       source block), cols (fewer valid columns), both
   ``tload.source:LAYOUT/S``        -- dense (no RegSrc1) or strided
   ``tload.fault:KIND``             -- IllegalInstruction, IllegalParameter, OutOfBounds
-LoadDataWithTranspose (82 bins)
+LoadDataWithTranspose (74 bins)
   ``ldt.form:DTYPE/V/ADDRMODE``    -- data type x V1/V2 (int4b has no V2) x addrMode 0/1
   ``ldt.gaps:DTYPE/G``             -- dstGap, dstFracGap, srcFracGap all zero, or not
   ``ldt.repeat:DTYPE/R``           -- repeatTimes 0 (V1), 1, many
   ``ldt.fault:KIND``               -- IllegalParameter, Alignment, OutOfBounds, ParameterRange
-LoadAlign (113 bins)
+LoadAlign (114 bins)
   ``la.mode:DIST/T``               -- every legal distribution mode x data type
   ``la.addressing:DIST/A``         -- mode x plain, post_update, addr_reg
   ``la.trait:T``                   -- RegTraitNumTwo with b32 and b64

@@ -65,16 +65,26 @@ class Scenario:
 
 # --- drawing -------------------------------------------------------------------------------
 
-def _tload_model(p):
+def _fault_of(call, *args):
+    """(the model's fault or None, what ``call`` returned)."""
     try:
-        return None, plan(p, MEM_SIZE)
+        return None, call(*args)
     except Fault as f:
         return f, None
 
 
-def _gen_tload(rng: random.Random, hint: str | None):
+def _split_hint(hint: str | None, fault_point: str):
+    """(point, value, fault kind asked for or None) of a bin name."""
     point, _, value = (hint or "").partition(":")
-    kind = value if point == "tload.fault" else None
+    return point, value, value if point == fault_point else None
+
+
+def _tload_model(p):
+    return _fault_of(plan, p, MEM_SIZE)
+
+
+def _gen_tload(rng: random.Random, hint: str | None):
+    point, value, kind = _split_hint(hint, "tload.fault")
     layout = dtype = pad = n = None
     if point in ("tload.shape", "tload.outputs", "tload.region", "tload.source"):
         parts = value.split("/")
@@ -103,16 +113,12 @@ def _gen_tload(rng: random.Random, hint: str | None):
 
 
 def _ldt_model(c: LdtCall):
-    try:
-        plan_ldt(c.params, Buffer("L1", L1_SIZE), Buffer(c.dst_name, L0_SIZE), c.dst, c.src)
-        return None
-    except Fault as f:
-        return f
+    return _fault_of(plan_ldt, c.params, Buffer("L1", L1_SIZE), Buffer(c.dst_name, L0_SIZE),
+                     c.dst, c.src)[0]
 
 
 def _gen_ldt(rng: random.Random, hint: str | None):
-    point, _, value = (hint or "").partition(":")
-    kind = value if point == "ldt.fault" else None
+    point, value, kind = _split_hint(hint, "ldt.fault")
     parts = value.split("/") if point in ("ldt.form", "ldt.gaps", "ldt.repeat") else []
     dtype = parts[0] if parts else rng.choice(list(LDT_DTYPES))
     v2 = (parts[1] == "V2") if point == "ldt.form" else (dtype != "int4b" and rng.random() < 0.3)
@@ -154,16 +160,12 @@ def _gen_ldt(rng: random.Random, hint: str | None):
 
 
 def _la_model(c: AlignCase):
-    try:
-        load_align(Buffer("UB", UB_SIZE), c.addr, c.dist, c.t, c.how, VL, c.reg_trait)
-        return None
-    except Fault as f:
-        return f
+    return _fault_of(load_align, Buffer("UB", UB_SIZE), c.addr, c.dist, c.t, c.how, VL,
+                     c.reg_trait)[0]
 
 
 def _gen_la(rng: random.Random, hint: str | None):
-    point, _, value = (hint or "").partition(":")
-    kind = value if point == "la.fault" else None
+    point, value, kind = _split_hint(hint, "la.fault")
     dist = rng.choice(list(LoadDist))
     t = rng.choice([w for w in WIDTHS if cov.la_legal(dist, w)])
     how_kind = rng.choice(cov.ADDRESSING)
