@@ -485,6 +485,16 @@ def _check_writable(opt, path):
         raise UsageError(f"{opt} {path!r}: is a directory")
 
 
+def _wave_lines(args, top) -> list[str]:
+    """The waveform's path and a GTKWave save file grouping the engine's streams."""
+    path = args.vcd or args.waves
+    if not path or not Path(path).exists():
+        return []
+    from .gtkw import write_gtkw
+    gtkw = write_gtkw(path, top, args.backend)
+    return [f"  waveform: {path}  (gtkwave {path} {gtkw})"]
+
+
 def _backend_errors():
     """What an HDL run raises on bad input or a broken tool (turned into usage errors)."""
     from hdl.cosim import BenchError
@@ -563,8 +573,7 @@ def _run_hdl(args, params, memory) -> dict:
     ideal = total // args.width if total else None
     match = not mism and not problems
     lines = [f"{args.backend} (W={args.width}): " + ("match" if match else "MISMATCH")]
-    if args.waves:
-        lines.append(f"  waveform: {args.waves}")
+    lines += _wave_lines(args, "tload_engine")
     if res.cycles is not None and ideal:
         lines[0] += (f", {res.cycles} cycles, ideal {ideal}, efficiency {ideal / res.cycles:.3f}, "
                      f"first write {res.first_write_cycle - res.accept_cycles[0]} cycles after accept")
@@ -755,7 +764,7 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
     head = f"{args.backend}: {'match' if match else 'MISMATCH'}"
     if res.cycles and ideal:
         head += f", {res.cycles} cycles, ideal {ideal}, efficiency {ideal / res.cycles:.3f}"
-    lines = [head] + ([f"  waveform: {args.waves}"] if args.waves else [])
+    lines = [head] + _wave_lines(args, "l1l0_engine")
     lines += [f"  {p}" for p in problems]
     if not match:
         lines.append("  reproduce: " + " ".join(_quote_argv(sys.argv)))
@@ -860,7 +869,7 @@ def _run_load_align_hdl(args, ub, how) -> dict:
     cycles = res.out[0] - res.accept[0] if res.out and res.accept else None
     lines = [f"{args.backend}: {'match' if match else 'MISMATCH'}"
              + (f", result {cycles} cycles after the op was accepted" if cycles is not None else "")]
-    lines += [f"  waveform: {args.waves}"] if args.waves else []
+    lines += _wave_lines(args, "load_align_unit")
     lines += [f"  {p}" for p in problems]
     if not match:
         lines.append("  reproduce: " + " ".join(_quote_argv(sys.argv)))

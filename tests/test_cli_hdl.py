@@ -159,3 +159,41 @@ endmodule
 """)
     found = " ".join(lint(bad, "bad"))
     assert "%Warning-LATCH" in found and "%Warning-UNOPTFLAT" in found
+
+
+def _vcd_names(path):
+    """Full dotted names of the variables of a VCD file."""
+    scope, names = [], set()
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("$enddefinitions")[0].splitlines()
+    for line in lines:
+        parts = line.split()
+        if parts[:1] == ["$scope"]:
+            scope.append(parts[2])
+        elif parts[:1] == ["$upscope"]:
+            scope.pop()
+        elif parts[:1] == ["$var"]:
+            names.add(".".join(scope + [parts[4].lstrip("\\\\")]))
+    return names
+
+
+@pytest.mark.parametrize("cmd,top", [
+    (["tload", SEED_1, *REGS], "tload_engine"),
+    (["load-align", "--dist", "DIST_NORM", "--dtype", "b8", "--addr", "0"], "load_align_unit"),
+    (["load-data-with-transpose", "--dtype", "half", "--repeat-times", "1", "--dst-bytes",
+      "4096"], "l1l0_engine"),
+])
+def test_gtkwave_save_file_names_signals_of_the_waveform(cmd, top, tmp_path):
+    img = tmp_path / "img.bin"
+    img.write_bytes(bytes(range(256)) * 16)
+    extra = {"load-align": ["--ub", str(img)], "load-data-with-transpose": ["--src", str(img)]}
+    vcd = tmp_path / "w.vcd"
+    r = run(*cmd, *extra.get(cmd[0], []), "--backend", "amaranth", "--vcd", str(vcd))
+    assert r.returncode == 0, r.stderr
+    gtkw = tmp_path / "w.vcd.gtkw"
+    assert f"gtkwave {vcd} {gtkw}" in r.stdout
+    signals = [ln for ln in gtkw.read_text().splitlines() if ln and ln[0] not in "@-["]
+    names = _vcd_names(vcd)
+    assert signals and all(s in names for s in signals), set(signals) - names
+    groups = [ln[1:] for ln in gtkw.read_text().splitlines() if ln.startswith("-")]
+    assert len(groups) >= 6                      # each stream opens and closes a group
