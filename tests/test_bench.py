@@ -1,0 +1,41 @@
+"""`tilecosim bench`: its parts measure what they say, and the report shows them all.
+(The whole run takes minutes: `make bench`.)"""
+
+from hdl import bench
+
+from .test_cli import run
+
+
+def test_golden_model_speed_part():
+    g = bench._golden()
+    assert g["tile_bytes"] == 65536 and g["ratio"] > 1 and g["fast_mb_per_s"] > 0
+
+
+def test_l1l0_part_matches_the_bound():
+    r = bench._l1l0_case("half", 4)
+    assert r["ideal"] == 4 * 512 // 32 and r["cycles"] >= r["ideal"]
+    assert abs(r["efficiency"] - r["ideal"] / r["cycles"]) < 1e-3
+
+
+def test_markdown_has_every_section():
+    res = {"tload": [{"layout": "NORM", "dtype": "b8", "size": s, "efficiency": 0.9,
+                      "first_write": 5} for s in bench.SIZES],
+           "l1l0": [{"dtype": "half", "repeat": r, "efficiency": 0.8, "first_write": 9}
+                    for r in bench.REPEATS],
+           "load_align": {"ops": 108, "ops_per_cycle": 1.0, "latency": [2]},
+           "speed": [{"backend": b, "harness": h, "cycles": 100, "seconds": 0.1,
+                      "cycles_per_s": 1000.0 * (k + 1)}
+                     for k, (b, h) in enumerate([("amaranth", "python"), ("amaranth", "bulk")])],
+           "golden": {"tile_bytes": 65536, "fast_s": 0.001, "reference_s": 1.0, "ratio": 1000.0,
+                      "fast_mb_per_s": 65.5},
+           "area": [{"top": "x", "cells": 1234, "flip_flops": 56}], "seconds": 1.0, "jobs": 2}
+    md = bench.markdown(res)
+    for needle in ("| NORM | b8 | 0.900 (5) |", "| half | 0.800 (9)", "1.0 ops/cycle",
+                   "| amaranth | bulk | 100 | 0.10 | 2,000 | 1.0x |", "1000.0x the seed's loops",
+                   "| x | 1,234 | 56 |"):
+        assert needle in md, needle
+
+
+def test_usage_errors():
+    r = run("bench", "--jobs", "0")
+    assert r.returncode == 2 and "--jobs '0' must be in 1..256" in r.stderr
