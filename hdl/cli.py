@@ -378,7 +378,8 @@ def _add_regress_parser(sub):
 DRAW_HELP = """\
 Draw how a logical matrix lands in a tile, or a LoadDataWithTranspose square before and
 after.  LAYOUT is a storage layout (ND, DN, ZZ, ZN, NZ, NN), a TLOAD layout (NORM, ND2NZ,
-ND2ZN, DN2NZ, DN2ZN) or load-data-with-transpose.  Fractals are the 512 B ones of --dtype
+ND2ZN, DN2NZ, DN2ZN) or load-data-with-transpose (or architecture: the README's picture
+of the engines and the verification flow, SVG only).  Fractals are the 512 B ones of --dtype
 unless --fractal RxC says otherwise.  Without --out the picture is printed as numbers.
 
 examples:
@@ -917,6 +918,16 @@ def cmd_draw(args) -> int:
         raise UsageError(f"--out {args.out!r}: the file name must end in .svg or .png")
     if args.out:
         _check_writable("--out", args.out)
+    if args.layout.lower() == "architecture":
+        from .draw import architecture_svg
+        if not args.out or not args.out.lower().endswith(".svg"):
+            raise UsageError("draw architecture: give --out FILE.svg")
+        try:
+            Path(args.out).write_text(architecture_svg())
+        except OSError as e:
+            raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+        print(f"wrote {args.out}")
+        return EXIT_OK
     try:
         if args.layout.lower() == "load-data-with-transpose":
             if args.rows or args.cols or args.fractal:

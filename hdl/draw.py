@@ -226,3 +226,78 @@ def write_png(panels: list[Panel], path: str) -> None:
                        anchor="mm")
         y += rows * cell + 20
     img.save(path, format="PNG")
+
+
+# --- the architecture picture (README) -------------------------------------------------------
+
+def _box(x, y, w, h, label, fill="#9fd3f1", sub=""):
+    out = [f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" fill="{fill}" '
+           f'stroke="#333"/>',
+           f'<text x="{x + w / 2}" y="{y + h / 2 + (0 if sub else 4)}" font-size="12" '
+           f'text-anchor="middle" font-weight="bold">{_esc(label)}</text>']
+    if sub:
+        out.append(f'<text x="{x + w / 2}" y="{y + h / 2 + 15}" font-size="10" '
+                   f'text-anchor="middle">{_esc(sub)}</text>')
+    return out
+
+
+def _arrow(x1, y1, x2, y2, label=""):
+    out = [f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#333" stroke-width="1.4" '
+           f'marker-end="url(#arrow)"/>']
+    if label:
+        out.append(f'<text x="{(x1 + x2) / 2}" y="{(y1 + y2) / 2 - 5}" font-size="10" '
+                   f'text-anchor="middle" fill="#444">{_esc(label)}</text>')
+    return out
+
+
+def architecture_svg() -> str:
+    """The engines (one row each) and the verification flow, as an SVG document."""
+    P, M, V = "#9fd3f1", "#f3ea96", "#8fd6b9"       # pipeline stage, memory model, checking
+    s = []
+    rows = [
+        ("TLOAD engine (hdl/tload_engine.py)", 30, [
+            ("TLoadDecoder", "1 cycle, faults"), ("FractalAddress", "Generator: runs"),
+            ("global memory", "req -> resp, W B", M), ("line assembly /", "SquareTranspose"),
+            ("PadMerge", "pad, Null = no BE"), ("tiles", "write {tile, offset}", M)],
+         ["instr", "", "req", "resp", "", "write"]),
+        ("L1 -> L0 engine (hdl/l1l0_engine.py)", 150, [
+            ("op check", "faults in model order"), ("square", "addresses"),
+            ("L1", "rd -> rd_data, 32 B", M), ("SquareTranspose", "b4..b64, b32 as 4x 8x8"),
+            ("L0A / L0B", "wr, 32 B", M)],
+         ["op", "", "rd", "rd_data", "wr"]),
+        ("LoadAlign / StoreAlign units (hdl/load_align_unit.py, store_align_unit.py)", 270, [
+            ("address_stage", "PostUpdate, AddrReg, faults"), ("UB", "sync port, 2*VL B", M),
+            ("distribution", "mux per mode"), ("res", "dst0, dst1 / next_addr", M)],
+         ["op", "ub_addr", "ub_data", "res"]),
+    ]
+    for title, y, boxes, arrows in rows:
+        s.append(f'<text x="20" y="{y}" font-size="13" font-weight="bold">{_esc(title)}</text>')
+        x = 70
+        for k, b in enumerate(boxes):
+            fill = b[2] if len(b) > 2 else P
+            s += _box(x, y + 15, 125, 50, b[0], fill, b[1])
+            if arrows[k]:
+                s += _arrow(x - 45, y + 40, x, y + 40, arrows[k])
+            x += 170
+    y = 400
+    s.append(f'<text x="20" y="{y}" font-size="13" font-weight="bold">Verification</text>')
+    s += _box(70, y + 15, 170, 55, "model/ (numpy)", V, "golden TLOAD, LDT, LoadAlign")
+    s += _box(330, y + 15, 200, 55, "bench (hdl/benchapi.py)", V, "drivers, memories, scoreboard")
+    s += _box(620, y - 15, 150, 40, "Amaranth simulator", P)
+    s += _box(620, y + 32, 150, 40, "Icarus (cocotb)", P)
+    s += _box(620, y + 79, 150, 40, "Verilator (cocotb)", P)
+    s += _box(860, y + 15, 190, 55, "regress / bench / mutation", V, "coverage, speed, kills")
+    s += _arrow(240, y + 42, 330, y + 42, "expected")
+    for yy in (y + 5, y + 52, y + 99):
+        s += _arrow(530, y + 42, 620, yy)
+    s += _arrow(770, y + 52, 860, y + 42, "results, cycles")
+    s.append(f'<text x="330" y="{y + 135}" font-size="10">one bench body on every simulator; '
+             f'same results and the same cycle counts asserted; bulk harness: memories inside '
+             f'the design</text>')
+    height = y + 150
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="1100" height="{height}" '
+            'font-family="DejaVu Sans, Arial, sans-serif">\n'
+            '<defs><marker id="arrow" markerWidth="10" markerHeight="8" refX="9" refY="4" '
+            'orient="auto"><path d="M0,0 L10,4 L0,8 z" fill="#333"/></marker></defs>\n'
+            '<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(s) + "\n</svg>\n")

@@ -90,3 +90,16 @@ def test_svg_and_png(tmp_path):
 def test_draw_errors(args, needle):
     r = run("draw", *args)
     assert r.returncode == 2 and needle in r.stderr
+
+
+def test_architecture_picture(tmp_path):
+    out = tmp_path / "a.svg"
+    r = run("draw", "architecture", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    root = ET.parse(out).getroot()
+    texts = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    for name in ("TLoadDecoder", "SquareTranspose", "PadMerge", "L0A / L0B", "distribution",
+                 "Icarus (cocotb)", "Verilator (cocotb)", "model/ (numpy)"):
+        assert name in texts
+    r = run("draw", "architecture")
+    assert r.returncode == 2 and "give --out FILE.svg" in r.stderr
