@@ -48,3 +48,22 @@ def test_store_align_modes(dist):
     final, results, timed_out = simulate_store_align(cases, ub, vl, seed=dist.value,
                                                      p_op=0.8, p_ready=0.7)
     assert compare_store_align(cases, ub, final, results, timed_out, vl) == []
+
+
+def test_the_end_of_ub_exactly():
+    """Every mode at the boundary: an op whose bytes end exactly at the end of UB is legal,
+    one that ends a byte later is OutOfBounds (UB sized so that an aligned address lands
+    there)."""
+    from model.load_align import load_align_geometry
+    by_size = {}
+    for d in LoadDist:
+        nbytes, _ = load_align_geometry(d, 256)
+        by_size.setdefault(nbytes, []).append(d)
+    for nbytes, dists in by_size.items():
+        for ub_size in (2048 + nbytes, 2048 + nbytes - 1):      # fits / one byte short
+            ub = np.random.default_rng(nbytes).integers(0, 256, ub_size, dtype=np.uint8)
+            cases = [AlignCase(d.name, "b8", 2048) for d in dists]
+            res = simulate_load_align(cases, ub)
+            assert compare_load_align(cases, ub, res) == []
+            want = 0 if ub_size == 2048 + nbytes else 6
+            assert [r[3] for r in res.results] == [want] * len(cases), (nbytes, ub_size)
