@@ -179,7 +179,8 @@ def markdown(res: dict) -> str:
           f"in {g['fast_s'] * 1e3:.2f} ms ({g['fast_mb_per_s']} MB/s), {g['ratio']}x the "
           f"seed's loops ({g['reference_s']} s)"]
     if res["area"]:
-        L += ["", "### Area: Yosys `synth` (generic cells)", "",
+        L += ["", "### Area: Yosys `synth -noabc` (generic gates; flip-flops as after any "
+              "synthesis)", "",
               "| top | cells | flip-flops |", "|---|---:|---:|"]
         for a in res["area"]:
             L.append(f"| {a['top']} | {a['cells']:,} | {a['flip_flops']:,} |")

