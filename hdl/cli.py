@@ -514,6 +514,15 @@ def _wave_lines(args, top) -> list[str]:
     return [f"  waveform: {path}  (gtkwave {path} {gtkw})"]
 
 
+def _make_dir(opt: str, path: str) -> Path:
+    """Create an output directory, or a usage error naming the option."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
+    return Path(path)
+
+
 def _backend_errors():
     """What an HDL run raises on bad input or a broken tool (turned into usage errors)."""
     from hdl.cosim import BenchError
@@ -905,10 +914,7 @@ def cmd_regress(args) -> int:
         from .cosim import missing
         if missing(args.backend):
             raise UsageError(f"--backend {args.backend}: {missing(args.backend)}")
-    try:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    _make_dir("--out", args.out)
     return main_args(args)
 
 
@@ -968,20 +974,13 @@ def cmd_bench(args) -> int:
             _yosys()
         except RuntimeError as e:
             raise UsageError(f"{e}; or --no-area") from None
-    try:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    _make_dir("--out", args.out)
     return main_args(args)
 
 
 def cmd_verilog(args) -> int:
     from .verilog import WAIVERS, lint, write_all
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    out = _make_dir("--out", args.out)
     dirty = 0
     for path, info in write_all(out, profile=args.profile):
         print(f"wrote {path}  ({info})")
