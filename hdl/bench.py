@@ -35,18 +35,8 @@ def _tload_case(layout_name, esize, size):
 
 
 def _l1l0_case(dt, r):
-    from model.load_data import LDT_DTYPES, SQUARES, LoadData2dTransposeParams
-    from .sim_l1l0 import LdtCall, run_and_compare_l1l0
-    l1 = np.random.default_rng(1).integers(0, 256, 1 << 18, dtype=np.uint8)
-    sq = SQUARES[LDT_DTYPES[dt]]
-    p = LoadData2dTransposeParams(dt, repeatTimes=r, srcStride=1, dstGap=sq.nfrac - 1)
-    res, problems = run_and_compare_l1l0([LdtCall(p, "L0B")], l1, np.zeros(1 << 17, np.uint8))
-    if problems:
-        raise RuntimeError(f"L1->L0 {dt} x{r}: {problems}")
-    ideal = r * sq.bytes // 32
-    return {"dtype": dt, "repeat": r, "cycles": res.cycles, "ideal": ideal,
-            "efficiency": round(ideal / res.cycles, 4),
-            "first_write": res.first_write - res.accept[0]}
+    from .bench_units import l1l0_case
+    return l1l0_case(dt, r)
 
 
 def _load_align():

@@ -24,22 +24,23 @@ from .sim_l1l0 import LdtCall, run_and_compare_l1l0
 __all__ = ["main"]
 
 
-def l1l0_table(repeats=(4, 16, 64)):
+def l1l0_case(dt: str, r: int) -> dict:
+    """One L1 -> L0 call of ``dt`` with repeatTimes ``r``: cycles, ideal, efficiency, first
+    write (checked against the model)."""
     l1 = np.random.default_rng(1).integers(0, 256, 1 << 18, dtype=np.uint8)
-    rows = []
-    for dt in ("int4b", "int8", "half", "float"):
-        sq = SQUARES[LDT_DTYPES[dt]]
-        for r in repeats:
-            p = LoadData2dTransposeParams(dt, repeatTimes=r, srcStride=1, dstGap=sq.nfrac - 1)
-            res, problems = run_and_compare_l1l0([LdtCall(p, "L0B")], l1,
-                                                 np.zeros(1 << 17, np.uint8))
-            if problems:
-                raise RuntimeError(f"{dt} x{r}: {problems}")
-            ideal = r * sq.bytes // 32
-            rows.append({"dtype": dt, "repeat": r, "cycles": res.cycles, "ideal": ideal,
-                         "efficiency": round(ideal / res.cycles, 4),
-                         "first_write": res.first_write - res.accept[0]})
-    return rows
+    sq = SQUARES[LDT_DTYPES[dt]]
+    p = LoadData2dTransposeParams(dt, repeatTimes=r, srcStride=1, dstGap=sq.nfrac - 1)
+    res, problems = run_and_compare_l1l0([LdtCall(p, "L0B")], l1, np.zeros(1 << 17, np.uint8))
+    if problems:
+        raise RuntimeError(f"L1->L0 {dt} x{r}: {problems}")
+    ideal = r * sq.bytes // 32
+    return {"dtype": dt, "repeat": r, "cycles": res.cycles, "ideal": ideal,
+            "efficiency": round(ideal / res.cycles, 4),
+            "first_write": res.first_write - res.accept[0]}
+
+
+def l1l0_table(repeats=(4, 16, 64)):
+    return [l1l0_case(dt, r) for dt in ("int4b", "int8", "half", "float") for r in repeats]
 
 
 def load_align_figures():
