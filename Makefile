@@ -6,6 +6,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= auto
+# setuptools' editable install of a package-dir mapping (model/ -> tilecosim.model) prints a
+# generic banner about same-named folders; the mapping is deliberate and tested
+# (tests/test_packaging.py), so the banner is silenced.
+INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet
 # Verilator/Icarus builds of the generated Verilog, shared by the tests (keyed by content);
 # `make clean` removes them.  WAVES=1 (make test WAVES=1) writes one FST per Verilog run
 # to build/waves.
@@ -19,7 +23,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(INSTALL) -e '.[test]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -31,23 +35,23 @@ test: $(STAMP)
 # every figure in one run (tilecosim bench: efficiency, latency, simulation speed, golden model
 # speed, Yosys area; about 10 minutes on 2 cores); the bench-* targets are its parts alone
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(INSTALL) -e '.[test,bench]'
 	$(BIN)/tilecosim bench --out build/bench
 
 bench-tload: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(INSTALL) -e '.[test,bench]'
 	mkdir -p build
-	$(BIN)/python -m hdl.bench_tload --area --json build/bench_tload.json
+	$(BIN)/python -m tilecosim.perf.tload --area --json build/bench_tload.json
 
 bench-units: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(INSTALL) -e '.[test,bench]'
 	mkdir -p build
-	$(BIN)/python -m hdl.bench_units --area --json build/bench_units.json
+	$(BIN)/python -m tilecosim.perf.units --area --json build/bench_units.json
 
 # simulated cycles per second: Amaranth, Icarus, Verilator; Python-driven and bulk harness
 bench-sim: $(STAMP)
 	mkdir -p build
-	$(BIN)/python -m hdl.bench_sim --json build/bench_sim.json
+	$(BIN)/python -m tilecosim.perf.sim_speed --json build/bench_sim.json
 
 # verilator --lint-only -Wall on every generated top, with hdl/lint_waivers.vlt
 lint: $(STAMP)
@@ -60,7 +64,7 @@ fuzz: $(STAMP)
 # single-point faults in the HDL, each run against the comparison suite (tens of minutes)
 mutation: $(STAMP)
 	mkdir -p build
-	$(BIN)/python -m hdl.mutation --json build/mutation.json
+	$(BIN)/python -m tilecosim.flows.mutation --json build/mutation.json
 
 # the coverage-driven regression: 2000 scenarios per operation on Amaranth's simulator,
 # 200 on each Verilog simulator

@@ -3,8 +3,8 @@ missing, with what to install."""
 
 import pytest
 
-from hdl.cosim import VERILOG_SIMS, missing
-from hdl.toolchain import in_ci
+from tilecosim.sim.runner import VERILOG_SIMS, missing
+from tilecosim.sim.toolchain import in_ci
 
 __all__ = ["SIMULATORS", "need"]
 

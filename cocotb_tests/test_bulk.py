@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from hdl.bulk_tload import run_bulk_tload
-from model.display import seeded_memory
-from model.scenarios import random_tload
-from model.tload import TLoadLayout as L, TLoadParams
+from tilecosim.sim.bulk_tload import run_bulk_tload
+from tilecosim.model.display import seeded_memory
+from tilecosim.model.scenarios import random_tload
+from tilecosim.model.tload import TLoadLayout as L, TLoadParams
 
 from .simulators import need
 
@@ -58,7 +58,7 @@ def test_bulk_harness_matches_the_model_and_amaranth(sim):
 
 def test_bulk_harness_reports_a_wrong_tile():
     """The end-state check is not vacuous: a corrupted tile byte is reported by element."""
-    from hdl.bulk_tload import compare_bulk
+    from tilecosim.sim.bulk_tload import compare_bulk
     _, p, _ = SCENARIOS[1]
     res, problems = run_bulk_tload(p, MEM, "amaranth", capacity=CAPACITY)
     assert problems == []

@@ -12,16 +12,16 @@ import random
 import numpy as np
 import pytest
 
-from hdl.scenarios import random_ldt_call, random_load_case, random_store_case
-from hdl.sim_align import (compare_load_align, compare_store_align, simulate_load_align,
+from tilecosim.sim.scenarios import random_ldt_call, random_load_case, random_store_case
+from tilecosim.sim.benches.align import (compare_load_align, compare_store_align, simulate_load_align,
                            simulate_store_align)
-from hdl.sim_l1l0 import LdtCall, run_and_compare_l1l0
-from hdl.sim_tload import SimConfig, run_and_compare
-from model.display import seeded_memory
-from model.load_align import LoadDist, StoreDist
-from model.load_data import LDT_DTYPES
-from model.scenarios import random_tload
-from model.tload import TLoadLayout as L, TLoadParams
+from tilecosim.sim.benches.load_data_with_transpose import LdtCall, run_and_compare_l1l0
+from tilecosim.sim.benches.tload import SimConfig, run_and_compare
+from tilecosim.model.display import seeded_memory
+from tilecosim.model.load_align import LoadDist, StoreDist
+from tilecosim.model.load_data import LDT_DTYPES
+from tilecosim.model.scenarios import random_tload
+from tilecosim.model.tload import TLoadLayout as L, TLoadParams
 
 from .simulators import SIMULATORS, need
 
@@ -167,7 +167,7 @@ def test_regress_on_the_verilog_simulators(sim, tmp_path):
     import subprocess
     import sys
     need(sim)
-    out = subprocess.run([sys.executable, "-m", "hdl", "regress", "--backend", sim, "--count", "6",
+    out = subprocess.run([sys.executable, "-m", "tilecosim", "regress", "--backend", sim, "--count", "6",
                           "--seed", "4", "--jobs", "1", "--out", str(tmp_path), "--json"],
                          capture_output=True, text=True, timeout=1200)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from model.dtypes import DTYPES, PadValue
-from model.layouts import default_fractal
-from model.tload import TLoadLayout, TLoadParams
+from tilecosim.model.dtypes import DTYPES, PadValue
+from tilecosim.model.layouts import default_fractal
+from tilecosim.model.tload import TLoadLayout, TLoadParams
 
 QUEUES = ("T", "U", "M", "N")
 

@@ -3,10 +3,10 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from model.asm import (AsmError, Operand, RegisterError, TLoadInsn, assemble,
+from tilecosim.model.asm import (AsmError, Operand, RegisterError, TLoadInsn, assemble,
                        disassemble, parse_block, parse_line, parse_tload, records_text)
-from model.dtypes import DTYPES, PadValue
-from model.tload import TLoadLayout
+from tilecosim.model.dtypes import DTYPES, PadValue
+from tilecosim.model.tload import TLoadLayout
 
 SEED_1 = "TLOAD.NORM <LB0:100, LB1:a0, LB2:a1+10, FP16>, [a2], ->T<2KB>         # 通过立即数设置输出Tile的大小"
 SEED_2 = "TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16>, [a2, a0], ->T<a1>     # 通过寄存器设置输出Tile的大小"

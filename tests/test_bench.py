@@ -1,7 +1,7 @@
 """`tilecosim bench`: its parts measure what they say, and the report shows them all.
 (The whole run takes minutes: `make bench`.)"""
 
-from hdl import bench
+from tilecosim.perf import bench
 
 from .test_cli import run
 

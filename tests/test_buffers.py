@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from model.buffers import DEFAULT_SIZES, Buffer, Buffers
-from model.faults import Alignment, OutOfBounds
+from tilecosim.model.buffers import DEFAULT_SIZES, Buffer, Buffers
+from tilecosim.model.faults import Alignment, OutOfBounds
 
 
 def test_default_and_configured_sizes():

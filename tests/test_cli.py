@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model.asm import parse_tload
-from model.tload import tload
+from tilecosim.model.asm import parse_tload
+from tilecosim.model.tload import tload
 
 SEED_1 = "TLOAD.NORM <LB0:100, LB1:a0, LB2:a1+10, FP16>, [a2], ->T<2KB>"
 REGS = ["--reg", "a0=8", "--reg", "a1=118", "--reg", "a2=0"]
@@ -23,7 +23,7 @@ def _command():
     if os.environ.get("CI"):
         pytest.fail("the tilecosim console script is not installed next to the Python running "
                     "the tests: run 'make install'")
-    return [sys.executable, "-m", "hdl"]
+    return [sys.executable, "-m", "tilecosim"]
 
 
 def run(*args, stdin=None):

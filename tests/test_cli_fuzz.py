@@ -12,8 +12,8 @@ import os
 
 from hypothesis import given, settings, strategies as st
 
-from hdl.cli import main
-from model.asm import AsmError, parse_tload
+from tilecosim.cli.main import main
+from tilecosim.model.asm import AsmError, parse_tload
 
 EXAMPLES = int(os.environ.get("TILECOSIM_FUZZ_EXAMPLES", "150"))
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from cocotb_tests.simulators import need
-from hdl.verilog import lint
+from tilecosim.flows.verilog import lint
 
 from .test_cli import REGS, SEED_1, run
 

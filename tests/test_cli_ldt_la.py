@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from model.buffers import Buffer
-from model.load_align import Addressing, load_align
-from model.load_data import LoadData2dTransposeParams, load_data_with_transpose
+from tilecosim.model.buffers import Buffer
+from tilecosim.model.load_align import Addressing, load_align
+from tilecosim.model.load_data import LoadData2dTransposeParams, load_data_with_transpose
 
 from .test_cli import run
 

@@ -6,10 +6,10 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from hdl.draw import layout_picture, ldt_picture
-from model.buffers import Buffer
-from model.load_data import FRACTAL, LoadData2dTransposeParams, SQUARES, load_data_with_transpose
-from model.tload import TLoadLayout, TLoadParams, tload
+from tilecosim.cli.draw import layout_picture, ldt_picture
+from tilecosim.model.buffers import Buffer
+from tilecosim.model.load_data import FRACTAL, LoadData2dTransposeParams, SQUARES, load_data_with_transpose
+from tilecosim.model.tload import TLoadLayout, TLoadParams, tload
 
 from .test_cli import run
 from .test_layouts import SEED_4x4
@@ -49,7 +49,7 @@ def test_ldt_picture_agrees_with_the_model(dtype):
     l1 = Buffer("L1", elems.view(np.uint8).copy())
     l0 = Buffer("L0A", np.zeros(sq.nfrac * FRACTAL, np.uint8))
     load_data_with_transpose(l1, l0, LoadData2dTransposeParams(dtype, repeatTimes=1))
-    from model.load_data import squares_of
+    from tilecosim.model.load_data import squares_of
     before = squares_of(l1.data.reshape(1, sq.nfrac, FRACTAL), sq)[0]
     after = squares_of(l0.data.reshape(1, sq.nfrac, FRACTAL), sq)[0]
     assert (before == l1_panel.numbers % (1 << sq.bits)).all()

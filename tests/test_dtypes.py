@@ -4,7 +4,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from model.dtypes import DTYPES, PadValue, decode, dtype, encode, pad_bytes
+from tilecosim.model.dtypes import DTYPES, PadValue, decode, dtype, encode, pad_bytes
 
 # D9, written out
 CODES = {"FP64": 0, "FP32": 1, "TF32": 2, "HF32": 3, "FP16": 4, "BF16": 5, "HiF8": 6,

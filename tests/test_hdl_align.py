@@ -5,10 +5,10 @@ import random
 import numpy as np
 import pytest
 
-from hdl.scenarios import random_load_case, random_store_case
-from hdl.sim_align import (AlignCase, StoreCase, compare_load_align, compare_store_align,
+from tilecosim.sim.scenarios import random_load_case, random_store_case
+from tilecosim.sim.benches.align import (AlignCase, StoreCase, compare_load_align, compare_store_align,
                            simulate_load_align, simulate_store_align)
-from model.load_align import WIDTHS, Addressing, LoadDist, StoreDist
+from tilecosim.model.load_align import WIDTHS, Addressing, LoadDist, StoreDist
 
 
 def load_cases(rng, dist, n=40):
@@ -54,7 +54,7 @@ def test_the_end_of_ub_exactly():
     """Every mode at the boundary: an op whose bytes end exactly at the end of UB is legal,
     one that ends a byte later is OutOfBounds (UB sized so that an aligned address lands
     there)."""
-    from model.load_align import load_align_geometry
+    from tilecosim.model.load_align import load_align_geometry
     by_size = {}
     for d in LoadDist:
         nbytes, _ = load_align_geometry(d, 256)

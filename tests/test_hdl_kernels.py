@@ -8,10 +8,10 @@ next_addr outputs; the final UB must equal the golden model's run of the same ke
 import numpy as np
 import pytest
 
-from hdl.sim_align import AlignCase, StoreCase, simulate_load_align, simulate_store_align
-from model.buffers import Buffer
-from model.kernels import KERNELS
-from model.load_align import WIDTHS, Addressing, create_mask, update_mask
+from tilecosim.sim.benches.align import AlignCase, StoreCase, simulate_load_align, simulate_store_align
+from tilecosim.model.buffers import Buffer
+from tilecosim.model.kernels import KERNELS
+from tilecosim.model.load_align import WIDTHS, Addressing, create_mask, update_mask
 
 VL = 256
 

@@ -5,10 +5,10 @@ import random
 import numpy as np
 import pytest
 
-from hdl.scenarios import random_ldt_call
-from hdl.sim_l1l0 import LdtCall, run_and_compare_l1l0
-from model.layouts import to_tile
-from model.load_data import (LDT_DTYPES, LoadData2dTransposeParams as V1,
+from tilecosim.sim.scenarios import random_ldt_call
+from tilecosim.sim.benches.load_data_with_transpose import LdtCall, run_and_compare_l1l0
+from tilecosim.model.layouts import to_tile
+from tilecosim.model.load_data import (LDT_DTYPES, LoadData2dTransposeParams as V1,
                              LoadData2dTransposeParamsV2 as V2)
 
 from .test_load_data import KEY_EXAMPLES, OUTER_LOOP, SQ_BYTES, as_bytes, ceil_div, padded

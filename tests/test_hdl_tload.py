@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from hdl.sim_tload import SimConfig, repro_command, run_and_compare
-from model.display import ramp_memory, seeded_memory
-from model.dtypes import PadValue
-from model.scenarios import random_tload
-from model.tload import TLoadLayout as L, TLoadParams
+from tilecosim.sim.benches.tload import SimConfig, repro_command, run_and_compare
+from tilecosim.model.display import ramp_memory, seeded_memory
+from tilecosim.model.dtypes import PadValue
+from tilecosim.model.scenarios import random_tload
+from tilecosim.model.tload import TLoadLayout as L, TLoadParams
 
 from .test_tload import EDGE, P
 
@@ -65,7 +65,7 @@ def test_pads(pad, profile):
 def test_max_and_min_pads_of_every_data_type(profile):
     """All 23 data types x Max/Min back to back: the engine's own pad table (hdl/dtype_rom.py)
     against the model's (model/dtypes.py), under both profiles."""
-    from model.dtypes import DTYPES as ALL
+    from tilecosim.model.dtypes import DTYPES as ALL
     plist = [TLoadParams(L.NORM, name, valid_col=1, valid_row=1, col=32 // dt.esize,
                          pad=pad, outputs=(("T", 256),))
              for name, dt in ALL.items() for pad in (PadValue.Max, PadValue.Min)]

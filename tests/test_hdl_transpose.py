@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from hdl.transpose import NaiveTranspose, SquareTranspose
+from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
 
 
 def squares(seed, count=10, lb=None, b4=False):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from model.layouts import Layout, default_fractal, from_tile, tile_offsets, to_tile
+from tilecosim.model.layouts import Layout, default_fractal, from_tile, tile_offsets, to_tile
 
 # seed 002: Matrix A = {{1,2,3,4},{5,6,7,8},{9,10,11,12},{13,14,15,16}}, 2x2 fractals.
 A = np.arange(1, 17).reshape(4, 4)

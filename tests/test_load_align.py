@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from model.buffers import Buffer
-from model.faults import Alignment, Fault, IllegalParameter, OutOfBounds
-from model.kernels import KERNELS
-from model.load_align import (WIDTHS, Addressing, LoadDist as LD, StoreDist as SD,
+from tilecosim.model.buffers import Buffer
+from tilecosim.model.faults import Alignment, Fault, IllegalParameter, OutOfBounds
+from tilecosim.model.kernels import KERNELS
+from tilecosim.model.load_align import (WIDTHS, Addressing, LoadDist as LD, StoreDist as SD,
                               create_mask, load_align, load_align_reference, store_align,
                               store_align_reference, update_mask)
 

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from model.buffers import Buffer
-from model.faults import Alignment, Fault, IllegalParameter, OutOfBounds, ParameterRange
-from model.layouts import to_tile
-from model.load_data import (LDT_DTYPES, LoadData2dTransposeParams as V1,
+from tilecosim.model.buffers import Buffer
+from tilecosim.model.faults import Alignment, Fault, IllegalParameter, OutOfBounds, ParameterRange
+from tilecosim.model.layouts import to_tile
+from tilecosim.model.load_data import (LDT_DTYPES, LoadData2dTransposeParams as V1,
                              LoadData2dTransposeParamsV2 as V2, load_data_with_transpose,
                              load_data_with_transpose_reference)
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from hdl import regress
-from hdl.coverage import OPS, all_bins
+from tilecosim.flows import regress
+from tilecosim.flows.coverage import OPS, all_bins
 
 from .test_cli import run
 
@@ -47,7 +47,7 @@ def test_a_mismatch_is_reported_with_a_command_that_reproduces_it(tmp_path, monk
                                                                   capsys):
     """A bug planted in the LoadAlign comparison: the regression names the op and prints a
     reproduce line; the command line replays that op alone."""
-    import hdl.sim_align as sa
+    import tilecosim.sim.benches.align as sa
     real = sa.compare_load_align
 
     def broken(cases, ub, res, vl=256):
@@ -55,7 +55,7 @@ def test_a_mismatch_is_reported_with_a_command_that_reproduces_it(tmp_path, monk
         return out + [f"op {i} planted: dst0 byte lane 0 differs" for i, c in enumerate(cases)
                       if c.dist == "DIST_BRC_B16"]
     monkeypatch.setattr(sa, "compare_load_align", broken)
-    from hdl.cli import main
+    from tilecosim.cli.main import main
     code = main(["regress", "--ops", "load-align", "--count", "40", "--jobs", "1", "--out",
                  str(tmp_path), "--json"])
     out = capsys.readouterr().out

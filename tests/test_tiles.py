@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from model.faults import IllegalInstruction, IllegalParameter, OutOfBounds, TileAllocation, TileReleased
-from model.machine import Machine
-from model.tiles import TileRef, TileRegisterFile, parse_tile_ref
+from tilecosim.model.faults import IllegalInstruction, IllegalParameter, OutOfBounds, TileAllocation, TileReleased
+from tilecosim.model.machine import Machine
+from tilecosim.model.tiles import TileRef, TileRegisterFile, parse_tile_ref
 
 LOAD = "TLOAD.NORM <LB0:16, LB1:16, FP16>, [a0], ->{q}<512>"
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from model.dtypes import DTYPES, PadValue, pad_bytes
-from model.faults import Fault, IllegalInstruction, IllegalParameter, OutOfBounds
-from model.tload import LCFR, TLoadLayout, TLoadParams, tload, tload_reference
+from tilecosim.model.dtypes import DTYPES, PadValue, pad_bytes
+from tilecosim.model.faults import Fault, IllegalInstruction, IllegalParameter, OutOfBounds
+from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, tload, tload_reference
 
 from .strategies import any_tloads, legal_tloads
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from hdl.toolchain import in_ci, require, verilator_env, verilator_root
+from tilecosim.sim.toolchain import in_ci, require, verilator_env, verilator_root
 
 
 def _need(tool):

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from model.dtypes import DTYPES, decode
-from model.faults import IllegalInstruction, IllegalParameter
-from model.layouts import Layout
-from model.tload import TileImage
-from model.vector import elementwise
+from tilecosim.model.dtypes import DTYPES, decode
+from tilecosim.model.faults import IllegalInstruction, IllegalParameter
+from tilecosim.model.layouts import Layout
+from tilecosim.model.tload import TileImage
+from tilecosim.model.vector import elementwise
 
 
 def image(dt, raw, layout=Layout.ND):

@@ -1,0 +1,303 @@
+"""Pictures of the layouts (``tilecosim draw``): how a logical matrix lands in a tile, and a
+LoadDataWithTranspose square before and after.
+
+A picture is a list of panels; a panel is a grid of numbered, coloured cells with a title.
+The numbers and colours come from the golden model (:func:`model.layouts.tile_offsets`,
+:data:`model.load_data.SQUARES`); rendering is text (the terminal), SVG (written here) or
+PNG (Pillow).
+
+* a storage layout (ND, DN, ZZ, ZN, NZ, NN): panel 1 is the logical matrix, each element
+  numbered by its position in the tile and coloured by its fractal; panel 2 is the tile in
+  memory order, each position holding the logical element's number (row-major from 1, as in
+  the seed's 4x4 example);
+* a TLOAD layout (NORM, ND2NZ, ND2ZN, DN2NZ, DN2ZN): panel 1 numbers each element by its
+  position in global memory (the ND or DN source block), panel 2 by its position in the
+  destination tile, coloured by destination fractal;
+* ``load-data-with-transpose``: one square in L1 and the same square in L0, each cell
+  numbered by the element's position in the L1 square and coloured by its L1 fractal.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilecosim.model.dtypes import DTYPES
+from tilecosim.model.layouts import Layout, default_fractal, tile_offsets
+from tilecosim.model.tload import TLoadLayout
+
+__all__ = ["Panel", "layout_picture", "ldt_picture", "to_text", "to_svg", "write_png",
+           "STORAGE", "TLOAD_LAYOUTS"]
+
+STORAGE = [lay.value for lay in Layout]
+TLOAD_LAYOUTS = [lay.name for lay in TLoadLayout]
+MAX_CELLS = 4096
+
+# colour-blind-safe light fills (Okabe-Ito, lightened), cycled over fractals
+PALETTE = ["#f6c28b", "#9fd3f1", "#8fd6b9", "#f3ea96", "#8ab6dd", "#f0a878", "#e3b3cf",
+           "#c9c9c9"]
+
+
+@dataclass
+class Panel:
+    title: str
+    numbers: np.ndarray          # (rows, cols) ints
+    colours: np.ndarray          # (rows, cols) palette indices
+    row_label: str = "row"
+    col_label: str = "column"
+
+
+def _fractal_ids(layout: Layout, offsets: np.ndarray, fractal) -> np.ndarray:
+    if fractal is None:                                  # ND / DN: bands of 8 rows / columns
+        r, c = np.indices(offsets.shape)
+        return (r // 8) if layout is Layout.ND else (c // 8)
+    return offsets // (fractal[0] * fractal[1])
+
+
+def _fractal_for(layout: Layout, esize: int, fractal):
+    if not layout.fractal:
+        return None
+    return fractal or default_fractal(layout, esize)
+
+
+def _check_shape(rows, cols, fractal, what):
+    if rows < 1 or cols < 1:
+        raise ValueError(f"--rows/--cols {rows}x{cols}: both must be at least 1")
+    if rows * cols > MAX_CELLS:
+        raise ValueError(f"--rows/--cols {rows}x{cols}: at most {MAX_CELLS} elements in a picture")
+    if fractal and (rows % fractal[0] or cols % fractal[1]):
+        raise ValueError(f"--rows/--cols {rows}x{cols}: {what} needs whole fractals of "
+                         f"{fractal[0]}x{fractal[1]} elements")
+
+
+def layout_picture(name: str, dtype: str, rows: int, cols: int,
+                   fractal: tuple[int, int] | None = None) -> list[Panel]:
+    """The panels for a storage layout or a TLOAD layout (module doc)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"--dtype {dtype!r}: one of {', '.join(DTYPES)}")
+    esize = DTYPES[dtype].esize
+    if name.upper() in TLOAD_LAYOUTS:
+        tl = TLoadLayout[name.upper()]
+        dest = tl.dest
+        fr = _fractal_for(dest, esize, fractal)
+        _check_shape(rows, cols, fr, f"{tl.name} (into {dest.value})")
+        r, c = np.indices((rows, cols))
+        src = c * rows + r if tl.source_dn else r * cols + c
+        off = tile_offsets(dest, rows, cols, esize=esize, fractal=fr)
+        ids = _fractal_ids(dest, off, fr)
+        src_name = "DN (column-major)" if tl.source_dn else "ND (row-major)"
+        frs = f"{fr[0]}x{fr[1]} fractals" if fr else "no fractals"
+        return [Panel(f"TLOAD.{tl.name} {dtype} {rows}x{cols}: position in global memory "
+                      f"({src_name} source)", src, ids),
+                Panel(f"position in the {dest.value} tile ({frs}; colour = fractal)", off, ids)]
+    try:
+        lay = Layout(name.upper())
+    except ValueError:
+        raise ValueError(f"LAYOUT {name!r}: one of {', '.join(STORAGE + TLOAD_LAYOUTS)} or "
+                         f"load-data-with-transpose") from None
+    fr = _fractal_for(lay, esize, fractal)
+    _check_shape(rows, cols, fr, lay.value)
+    off = tile_offsets(lay, rows, cols, esize=esize, fractal=fr)
+    ids = _fractal_ids(lay, off, fr)
+    element = np.arange(1, rows * cols + 1).reshape(rows, cols)
+    order = np.empty(rows * cols, dtype=np.int64)
+    order[off.ravel()] = element.ravel()
+    order_ids = np.empty(rows * cols, dtype=np.int64)
+    order_ids[off.ravel()] = ids.ravel()
+    width = min(cols, 16) if rows * cols > 16 else rows * cols
+    n = rows * cols
+    strip_rows = -(-n // width)
+    strip = np.full(strip_rows * width, -1, dtype=np.int64)
+    strip[:n] = order
+    strip_ids = np.full(strip_rows * width, -1, dtype=np.int64)
+    strip_ids[:n] = order_ids
+    frs = f"{fr[0]}x{fr[1]} fractals" if fr else "no fractals"
+    return [Panel(f"{lay.value} {dtype} {rows}x{cols}: position of each element in the tile "
+                  f"({frs}; colour = fractal)", off, ids),
+            Panel(f"the tile in memory order: element number (row-major from 1), {width} per "
+                  f"line", strip.reshape(strip_rows, width), strip_ids.reshape(strip_rows, width),
+                  row_label="line", col_label="position")]
+
+
+def ldt_picture(dtype: str) -> list[Panel]:
+    """One LoadDataWithTranspose square in L1 and in L0 (module doc)."""
+    from tilecosim.model.load_data import LDT_DTYPES, SQUARES
+    if dtype not in LDT_DTYPES:
+        raise ValueError(f"--dtype {dtype!r}: one of {', '.join(LDT_DTYPES)}")
+    sq = SQUARES[LDT_DTYPES[dtype]]
+    r0, c0 = sq.frac_shape
+    r, c = np.indices((sq.side, sq.side))
+    if sq.side_by_side:                     # b32: fractals are the left and right halves
+        frac = c // c0
+        pos = frac * (r0 * c0) + r * c0 + c % c0
+    else:
+        frac = r // r0
+        pos = r * sq.side + c
+    return [Panel(f"LoadDataWithTranspose {dtype}: a {sq.side}x{sq.side} square in L1 "
+                  f"({sq.nfrac} fractal(s) of {r0}x{c0}; number = position in the square, "
+                  f"colour = L1 fractal)", pos, frac),
+            Panel(f"the same square in L0 after the transpose: element (i, j) of L1 at (j, i)",
+                  pos.T, frac.T)]
+
+
+def to_text(panels: list[Panel]) -> str:
+    out = []
+    for p in panels:
+        w = max(2, len(str(int(p.numbers.max()))))
+        out.append(p.title)
+        for row in p.numbers:
+            out.append("  " + " ".join(("." * w if v < 0 else str(int(v)).rjust(w)) for v in row))
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _geometry(p: Panel):
+    rows, cols = p.numbers.shape
+    digits = len(str(int(max(p.numbers.max(), 1))))
+    cell = max(22, 8 * digits + 8)
+    return rows, cols, cell
+
+
+def to_svg(panels: list[Panel]) -> str:
+    """An SVG document: the panels stacked, each cell a rectangle with its number."""
+    parts, y, width = [], 10, 0
+    for p in panels:
+        rows, cols, cell = _geometry(p)
+        parts.append(f'<text x="10" y="{y + 14}" font-size="14" font-weight="bold">'
+                     f'{_esc(p.title)}</text>')
+        y += 30
+        x0 = 40
+        for j in range(cols):
+            parts.append(f'<text x="{x0 + j * cell + cell / 2}" y="{y - 4}" font-size="9" '
+                         f'text-anchor="middle" fill="#666">{j}</text>')
+        for i in range(rows):
+            parts.append(f'<text x="{x0 - 6}" y="{y + i * cell + cell / 2 + 3}" font-size="9" '
+                         f'text-anchor="end" fill="#666">{i}</text>')
+            for j in range(cols):
+                v = int(p.numbers[i, j])
+                if v < 0:
+                    continue
+                fill = PALETTE[int(p.colours[i, j]) % len(PALETTE)]
+                parts.append(f'<rect x="{x0 + j * cell}" y="{y + i * cell}" width="{cell}" '
+                             f'height="{cell}" fill="{fill}" stroke="#555" stroke-width="0.5"/>'
+                             f'<text x="{x0 + j * cell + cell / 2}" '
+                             f'y="{y + i * cell + cell / 2 + 4}" font-size="11" '
+                             f'text-anchor="middle">{v}</text>')
+        width = max(width, x0 + cols * cell + 20, 10 + 7 * len(p.title))
+        y += rows * cell + 20
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" '
+            f'font-family="DejaVu Sans, Arial, sans-serif">\n'
+            f'<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(parts) + "\n</svg>\n")
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def write_png(panels: list[Panel], path: str) -> None:
+    """The same picture as :func:`to_svg`, rasterized with Pillow."""
+    from PIL import Image, ImageDraw, ImageFont
+    font = ImageFont.load_default()
+    sizes = [_geometry(p) for p in panels]
+    width = max(max(40 + cols * cell + 20, 10 + 7 * len(p.title)) for p, (_, cols, cell)
+                in zip(panels, sizes))
+    height = sum(50 + rows * cell for rows, _, cell in sizes) + 10
+    img = Image.new("RGB", (width, height), "white")
+    d = ImageDraw.Draw(img)
+    y = 10
+    for p, (rows, cols, cell) in zip(panels, sizes):
+        d.text((10, y), p.title, fill="black", font=font)
+        y += 30
+        x0 = 40
+        for j in range(cols):
+            d.text((x0 + j * cell + cell / 2, y - 8), str(j), fill="#666666", font=font,
+                   anchor="mm")
+        for i in range(rows):
+            d.text((x0 - 6, y + i * cell + cell / 2), str(i), fill="#666666", font=font,
+                   anchor="rm")
+            for j in range(cols):
+                v = int(p.numbers[i, j])
+                if v < 0:
+                    continue
+                box = (x0 + j * cell, y + i * cell, x0 + (j + 1) * cell, y + (i + 1) * cell)
+                d.rectangle(box, fill=PALETTE[int(p.colours[i, j]) % len(PALETTE)],
+                            outline="#555555")
+                d.text((box[0] + cell / 2, box[1] + cell / 2), str(v), fill="black", font=font,
+                       anchor="mm")
+        y += rows * cell + 20
+    img.save(path, format="PNG")
+
+
+# --- the architecture picture (README) -------------------------------------------------------
+
+def _box(x, y, w, h, label, fill="#9fd3f1", sub=""):
+    out = [f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" fill="{fill}" '
+           f'stroke="#333"/>',
+           f'<text x="{x + w / 2}" y="{y + h / 2 + (0 if sub else 4)}" font-size="12" '
+           f'text-anchor="middle" font-weight="bold">{_esc(label)}</text>']
+    if sub:
+        out.append(f'<text x="{x + w / 2}" y="{y + h / 2 + 15}" font-size="10" '
+                   f'text-anchor="middle">{_esc(sub)}</text>')
+    return out
+
+
+def _arrow(x1, y1, x2, y2, label=""):
+    out = [f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#333" stroke-width="1.4" '
+           f'marker-end="url(#arrow)"/>']
+    if label:
+        out.append(f'<text x="{(x1 + x2) / 2}" y="{(y1 + y2) / 2 - 5}" font-size="10" '
+                   f'text-anchor="middle" fill="#444">{_esc(label)}</text>')
+    return out
+
+
+def architecture_svg() -> str:
+    """The engines (one row each) and the verification flow, as an SVG document."""
+    P, M, V = "#9fd3f1", "#f3ea96", "#8fd6b9"       # pipeline stage, memory model, checking
+    s = []
+    rows = [
+        ("TLOAD engine (hdl/tload_engine.py)", 30, [
+            ("TLoadDecoder", "1 cycle, faults"), ("FractalAddress", "Generator: runs"),
+            ("global memory", "req -> resp, W B", M), ("line assembly /", "SquareTranspose"),
+            ("PadMerge", "pad, Null = no BE"), ("tiles", "write {tile, offset}", M)],
+         ["instr", "", "req", "resp", "", "write"]),
+        ("L1 -> L0 engine (hdl/l1l0_engine.py)", 150, [
+            ("op check", "faults in model order"), ("square", "addresses"),
+            ("L1", "rd -> rd_data, 32 B", M), ("SquareTranspose", "b4..b64, b32 as 4x 8x8"),
+            ("L0A / L0B", "wr, 32 B", M)],
+         ["op", "", "rd", "rd_data", "wr"]),
+        ("LoadAlign / StoreAlign units (hdl/load_align_unit.py, store_align_unit.py)", 270, [
+            ("address_stage", "PostUpdate, AddrReg, faults"), ("UB", "sync port, 2*VL B", M),
+            ("distribution", "mux per mode"), ("res", "dst0, dst1 / next_addr", M)],
+         ["op", "ub_addr", "ub_data", "res"]),
+    ]
+    for title, y, boxes, arrows in rows:
+        s.append(f'<text x="20" y="{y}" font-size="13" font-weight="bold">{_esc(title)}</text>')
+        x = 70
+        for k, b in enumerate(boxes):
+            fill = b[2] if len(b) > 2 else P
+            s += _box(x, y + 15, 125, 50, b[0], fill, b[1])
+            if arrows[k]:
+                s += _arrow(x - 45, y + 40, x, y + 40, arrows[k])
+            x += 170
+    y = 400
+    s.append(f'<text x="20" y="{y}" font-size="13" font-weight="bold">Verification</text>')
+    s += _box(70, y + 15, 170, 55, "model/ (numpy)", V, "golden TLOAD, LDT, LoadAlign")
+    s += _box(330, y + 15, 200, 55, "bench (hdl/benchapi.py)", V, "drivers, memories, scoreboard")
+    s += _box(620, y - 15, 150, 40, "Amaranth simulator", P)
+    s += _box(620, y + 32, 150, 40, "Icarus (cocotb)", P)
+    s += _box(620, y + 79, 150, 40, "Verilator (cocotb)", P)
+    s += _box(860, y + 15, 190, 55, "regress / bench / mutation", V, "coverage, speed, kills")
+    s += _arrow(240, y + 42, 330, y + 42, "expected")
+    for yy in (y + 5, y + 52, y + 99):
+        s += _arrow(530, y + 42, 620, yy)
+    s += _arrow(770, y + 52, 860, y + 42, "results, cycles")
+    s.append(f'<text x="330" y="{y + 135}" font-size="10">one bench body on every simulator; '
+             f'same results and the same cycle counts asserted; bulk harness: memories inside '
+             f'the design</text>')
+    height = y + 150
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="1100" height="{height}" '
+            'font-family="DejaVu Sans, Arial, sans-serif">\n'
+            '<defs><marker id="arrow" markerWidth="10" markerHeight="8" refX="9" refY="4" '
+            'orient="auto"><path d="M0,0 L10,4 L0,8 z" fill="#333"/></marker></defs>\n'
+            '<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(s) + "\n</svg>\n")

@@ -1,0 +1,251 @@
+"""Mutation testing of the HDL: does the golden-vs-HDL suite catch single-point bugs?
+
+Each mutant is one textual change to one HDL source (an address off by one in a layout, the
+nibble order swapped, a wrong pad value, a dropped ready, a wrong fault code, a missing
+guard, ...).  For each, the source tree is copied to a temporary directory, the change is
+applied (the original text must occur exactly once), and the comparison suite runs in a
+copy of the installed layout (its directory and ``PYTHONPATH`` put the mutated ``tilecosim.hdl`` first): the unit's own tests first, then every HDL test if
+those pass.  A mutant is *killed* when a test fails; a survivor means a missing test.
+
+    python -m tilecosim.flows.mutation [--only ID[,ID...]] [--jobs J] [--json FILE] [--list]
+
+``make mutation`` runs them all and writes ``build/mutation.json``.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Mutant", "MUTANTS", "apply", "run_mutant", "main"]
+
+ROOT = Path(__file__).resolve().parents[2]      # the repository
+TLOAD_TESTS = ["tests/test_hdl_tload.py"]
+L1L0_TESTS = ["tests/test_hdl_l1l0.py"]
+ALIGN_TESTS = ["tests/test_hdl_align.py", "tests/test_hdl_kernels.py"]
+TRANSPOSE_TESTS = ["tests/test_hdl_transpose.py"]
+ALL_HDL_TESTS = ["tests/test_hdl_transpose.py", "tests/test_hdl_tload.py",
+                 "tests/test_hdl_l1l0.py", "tests/test_hdl_align.py", "tests/test_hdl_kernels.py"]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str            # under hdl/
+    old: str
+    new: str
+    what: str
+    tests: tuple = ()    # run first
+
+
+MUTANTS = [
+    # --- TLOAD address generator: an address off by one in each layout -----------------------
+    Mutant("addr-norm", "tload/addrgen.py", "line_off.eq((q << lrl)[:5]),",
+           "line_off.eq(((q << lrl) + 1)[:5]),", "NORM: line offset off by one byte",
+           TLOAD_TESTS),
+    Mutant("addr-nd2nz", "tload/addrgen.py", "major.eq(q & _mask(cur.lr)),",
+           "major.eq((q + 1) & _mask(cur.lr)),", "ND2NZ: source row off by one", TLOAD_TESTS),
+    Mutant("addr-dn2zn", "tload/addrgen.py", "major.eq(q & _mask(cur.lc)),",
+           "major.eq((q + 1) & _mask(cur.lc)),", "DN2ZN: source column off by one", TLOAD_TESTS),
+    Mutant("addr-nd2zn", "tload/addrgen.py", "minor.eq(minor_off + (jg << cur.ll)),",
+           "minor.eq(minor_off + (jg << cur.ll) + 1),", "ND2ZN: element off by one",
+           TLOAD_TESTS),
+    Mutant("addr-dn2nz", "tload/addrgen.py", "minor.eq(minor_off + (ig << cur.ll)),",
+           "minor.eq(minor_off + (ig << cur.ll) + 1),", "DN2NZ: element off by one",
+           TLOAD_TESTS),
+    Mutant("addr-esize", "tload/addrgen.py", "o.addr.eq(cur.base + major * cur.stride + (minor << le)),",
+           "o.addr.eq(cur.base + major * cur.stride + minor),",
+           "element index not scaled by the element size", TLOAD_TESTS),
+    Mutant("valid-rows", "tload/addrgen.py", "velems = Mux(major < cur.vmaj, span, 0)",
+           "velems = Mux(major <= cur.vmaj, span, 0)", "one valid row/column too many",
+           TLOAD_TESTS),
+    Mutant("bubble-guard", "tload/addrgen.py",
+           "compatible = ~have_last | ((d_kind == last_kind) & (d.le == last_le)) | self.idle",
+           "compatible = 1",
+           "no drain between direct and transposing instructions (missing bubble guard)",
+           TLOAD_TESTS),
+    Mutant("fault-order", "tload/addrgen.py", "m.d.comb += self.fault.valid.eq(self.idle & ~busy)",
+           "m.d.comb += self.fault.valid.eq(~busy)",
+           "a fault completes before the instructions in flight", TLOAD_TESTS),
+    # --- TLOAD decoder, pads, pad/merge, engine ---------------------------------------------
+    Mutant("fault-code-oob", "tload/decode.py", "m.d.comb += fault.eq(FaultCode.OutOfBounds)",
+           "m.d.comb += fault.eq(FaultCode.IllegalParameter)",
+           "OutOfBounds reported as IllegalParameter", TLOAD_TESTS),
+    Mutant("pad-bf16-max", "tload/dtype_rom.py", "5:  (1, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80),",
+           "5:  (1, 0x7F7E, 0xFF7F, 0x7F80, 0xFF80),", "wrong Max pad for BF16", TLOAD_TESTS),
+    Mutant("pad-hif8-neginf", "tload/dtype_rom.py", "6:  (0, 0x6E, 0xEE, 0x6F, 0xEF),",
+           "6:  (0, 0x6E, 0xEE, 0x6F, 0xEE),", "wrong -inf pad for HiF8 (ieee-inf profile)",
+           TLOAD_TESTS),
+    Mutant("pad-byte-order", "tload/padmerge.py", "i.pattern.word_select(b % e, 8)",
+           "i.pattern.word_select((b + 1) % e, 8)", "pad pattern bytes in the wrong order",
+           TLOAD_TESTS),
+    Mutant("null-writes", "tload/padmerge.py", "be = Cat(i.valid[b] | ~i.null for b in range(LINE))",
+           "be = Cat(i.valid[b] | i.null for b in range(LINE))",
+           "Null padding writes the pad, other pads do not", TLOAD_TESTS),
+    Mutant("padmerge-ready", "tload/padmerge.py",
+           "m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)",
+           "m.d.comb += self.i.ready.eq(1)", "pad/merge drops its ready (ignores back-pressure)",
+           TLOAD_TESTS),
+    Mutant("resp-ready", "tload/engine.py", "self.resp.ready.eq(consume & head_reads),",
+           "self.resp.ready.eq(consume),", "a response is popped for a run that read nothing",
+           TLOAD_TESTS),
+    Mutant("keep-mask", "tload/engine.py", 'keep = _byte_mask(m, head.rbytes, "keep")',
+           'keep = _byte_mask(m, head.rbytes + 1, "keep")',
+           "one byte past the run taken from the response", TLOAD_TESTS),
+    Mutant("w64-offset", "tload/engine.py", "wp.tile.eq(meta.tile), wp.offset.eq((meta.line - 1) << 5),",
+           "wp.tile.eq(meta.tile), wp.offset.eq(meta.line << 5),",
+           "W = 64: write offset of the second half", TLOAD_TESTS),
+    # --- transpose unit ------------------------------------------------------------------------
+    Mutant("nibble-order", "transpose.py", "m.d.comb += out.eq(Cat(self.rows[b].word_select(t, e)",
+           "m.d.comb += out.eq(Cat(self.rows[b].word_select(t ^ (e == 4), e)",
+           "b4: the two nibbles of a byte swapped on read", TRANSPOSE_TESTS + L1L0_TESTS),
+    Mutant("slot-free", "transpose.py", "slot_free = (~r_full | (w_slot < r_slot)",
+           "slot_free = (~r_full | (w_slot <= r_slot)",
+           "a slot overwritten while it is still to be read", TRANSPOSE_TESTS),
+    # --- L1 -> L0 engine -------------------------------------------------------------------------
+    Mutant("ldt-fault-align", "l1l0/engine.py", "m.d.comb += fault.eq(FaultCode.Alignment)",
+           "m.d.comb += fault.eq(FaultCode.OutOfBounds)", "Alignment reported as OutOfBounds",
+           L1L0_TESTS),
+    Mutant("ldt-second-fractal", "l1l0/engine.py",
+           "m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * FRAC) + j * FRAC)",
+           "m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * FRAC))",
+           "V1: every fractal of a square read from the first", L1L0_TESTS),
+    Mutant("ldt-src-frac-gap", "l1l0/engine.py",
+           "frac_addr.eq(cur.src + (sq_index + j * (cur.src_frac_gap[:16] + 1)) * FRAC)",
+           "frac_addr.eq(cur.src + (sq_index + j * cur.src_frac_gap[:16]) * FRAC)",
+           "V2: srcFracGap off by one", L1L0_TESTS),
+    Mutant("ldt-addr-mode", "l1l0/engine.py",
+           "c_step = Mux(cur.addr_mode, -cur.src_stride[:16], cur.src_stride[:16])",
+           "c_step = cur.src_stride[:16]", "addrMode ignored (squares always ascend)",
+           L1L0_TESTS),
+    Mutant("ldt-b32-order", "l1l0/engine.py",
+           "g.d0 + g.q[1] * g.fs + Cat(line[:3], g.q[0]) * 32",
+           "g.d0 + g.q[0] * g.fs + Cat(line[:3], g.q[1]) * 32",
+           "b32: the four 8x8 sub-squares placed in the wrong order", L1L0_TESTS),
+    # --- LoadAlign / StoreAlign ------------------------------------------------------------------
+    Mutant("align-addr-reg", "align/common.py", "m.d.comb += ea.eq(Mux(is_reg, addr + scaled, addr))",
+           "m.d.comb += ea.eq(addr)", "AddrReg offset ignored", ALIGN_TESTS),
+    Mutant("align-oob", "align/common.py", "oob = (ea < 0) | (ea + nbytes > ub_size)",
+           "oob = (ea < 0) | (ea + nbytes > ub_size + 1)", "UB bound off by one", ALIGN_TESTS),
+    Mutant("align-post-update", "align/common.py",
+           "m.d.comb += nxt.eq(Mux(is_post, addr + scaled, addr))",
+           "m.d.comb += nxt.eq(Mux(is_post, addr + value, addr))",
+           "PostUpdate stride not scaled by sizeof(T)", ALIGN_TESTS),
+    Mutant("store-mask", "align/store.py",
+           "bes.append(Const(1) if lane is None else op.mask[lane])", "bes.append(Const(1))",
+           "StoreAlign ignores the mask", ALIGN_TESTS),
+    Mutant("store-fault-writes", "align/store.py",
+           "self.ub_wen.eq(ok), self.ub_waddr.eq(ea[:32]),",
+           "self.ub_wen.eq(1), self.ub_waddr.eq(ea[:32]),", "a faulting StoreAlign writes UB",
+           ALIGN_TESTS),
+]
+
+
+def apply(mutant: Mutant, hdl_dir: Path) -> None:
+    """Apply ``mutant`` to the copy of the hdl package in ``hdl_dir``."""
+    path = hdl_dir / mutant.file
+    text = path.read_text()
+    n = text.count(mutant.old)
+    if n != 1:
+        raise RuntimeError(f"mutant {mutant.id}: the original text occurs {n} times in "
+                           f"hdl/{mutant.file} (the source changed: update the mutant)")
+    path.write_text(text.replace(mutant.old, mutant.new))
+
+
+def _pytest(files, tree: Path, jobs: int, timeout: int):
+    """pytest in the copied tree: its directory comes first on sys.path (and PYTHONPATH, for
+    the subprocesses the tests start), so the mutated ``tilecosim.hdl`` is the one imported."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+           "-n", str(jobs), *files]
+    try:
+        out = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "timeout"
+    failed = [ln.split(" ", 1)[1].split(" - ")[0] for ln in out.stdout.splitlines()
+              if ln.startswith("FAILED ")]
+    return out.returncode, failed[0] if failed else out.stdout.strip().splitlines()[-1:]
+
+
+def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800) -> dict:
+    """Apply one mutant to a copy of ``hdl`` and run the suite; the outcome as a dict."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.id}-") as tmp:
+        # the installed layout, built from the repository's folders: tilecosim/{hdl,model}
+        # sit inside the package, so the copy (first on sys.path) is what every import finds
+        ignore = shutil.ignore_patterns("__pycache__")
+        for src, dst in (("tilecosim", "tilecosim"), ("hdl", "tilecosim/hdl"),
+                         ("model", "tilecosim/model"), ("tests", "tests"),
+                         ("cocotb_tests", "cocotb_tests")):
+            shutil.copytree(ROOT / src, Path(tmp) / dst, ignore=ignore)
+        shutil.copy(ROOT / "pyproject.toml", Path(tmp) / "pyproject.toml")
+        apply(mutant, Path(tmp) / "tilecosim" / "hdl")
+        imported = subprocess.run([sys.executable, "-c",
+                                   "import tilecosim.hdl; print(tilecosim.hdl.__file__)"],
+                                  cwd=tmp, env=dict(os.environ, PYTHONPATH=tmp),
+                                  capture_output=True, text=True).stdout.strip()
+        if not imported.startswith(str(Path(tmp).resolve())) and not imported.startswith(tmp):
+            raise RuntimeError(f"the mutated copy is not the one imported ({imported})")
+        for files in (list(mutant.tests), [f for f in ALL_HDL_TESTS if f not in mutant.tests]):
+            if not files:
+                continue
+            code, by = _pytest(files, Path(tmp), jobs, timeout)
+            if code in (1, 2) and isinstance(by, str):      # a test failed (2: -x stopped)
+                return {"id": mutant.id, "killed": True, "by": by,
+                        "seconds": round(time.perf_counter() - t0, 1)}
+            if code not in (0, 5):                # errors, timeout: say so
+                return {"id": mutant.id, "killed": True, "by": f"pytest exit {code}: {by}",
+                        "seconds": round(time.perf_counter() - t0, 1)}
+    return {"id": mutant.id, "killed": False, "by": None,
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tilecosim.flows.mutation", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", metavar="ID[,ID...]", help="run only these mutants")
+    ap.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers (default 2)")
+    ap.add_argument("--json", metavar="FILE", help="also write the outcome as JSON")
+    ap.add_argument("--list", action="store_true", help="list the mutants and stop")
+    args = ap.parse_args(argv)
+    todo = MUTANTS
+    if args.only:
+        ids = [s.strip() for s in args.only.split(",") if s.strip()]
+        unknown = [i for i in ids if i not in {m.id for m in MUTANTS}]
+        if unknown:
+            ap.error(f"--only: unknown mutant(s) {', '.join(unknown)} (see --list)")
+        todo = [m for m in MUTANTS if m.id in ids]
+    if args.list:
+        for m in todo:
+            print(f"{m.id:20} hdl/{m.file:24} {m.what}")
+        return 0
+    for m in todo:                          # every mutant must still apply before any runs
+        text = (ROOT / "hdl" / m.file).read_text()
+        if text.count(m.old) != 1:
+            ap.error(f"mutant {m.id}: the original text occurs {text.count(m.old)} times in "
+                     f"hdl/{m.file}")
+    rows = []
+    print(f"{'mutant':20} {'file':22} {'result':8} {'seconds':>7}  killed by / what")
+    for m in todo:
+        r = run_mutant(m, args.jobs)
+        rows.append(r)
+        print(f"{m.id:20} {m.file:22} {'killed' if r['killed'] else 'SURVIVED':8} "
+              f"{r['seconds']:>7}  {r['by'] if r['killed'] else m.what}", flush=True)
+    survivors = [r["id"] for r in rows if not r["killed"]]
+    summary = {"mutants": len(rows), "killed": len(rows) - len(survivors),
+               "survivors": survivors}
+    if args.json:
+        Path(args.json).write_text(json.dumps(dict(summary, rows=rows), indent=1))
+    print(json.dumps(summary))
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

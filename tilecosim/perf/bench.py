@@ -1,0 +1,202 @@
+"""``tilecosim bench``: every figure of merit measured in one run, as Markdown and JSON.
+
+* TLOAD engine (W = 32): cycles, ideal cycles (tile bytes / W), efficiency and first-write
+  latency per layout x element size at 2 KB, 8 KB and 64 KB (dense, fully valid, no
+  back-pressure, memory latency 2);
+* L1 -> L0 engine: the same per data type at repeatTimes 4, 16 and 64;
+* LoadAlign unit: ops per cycle and latency over every mode back to back;
+* simulation speed: simulated cycles per second of Amaranth, Icarus and Verilator on one
+  64 KB TLOAD, with the Python-driven bench and with the bulk harness, and the ratios;
+* golden model speed: the vectorized TLOAD against the seed's loops on a 64 KB tile;
+* area: Yosys ``synth`` cells and flip-flops of every top and of the transpose unit.
+
+Every HDL figure comes from a run that also matched the golden model.  The parts run in
+parallel processes (``--jobs``).
+"""
+
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["run_bench_all", "markdown"]
+
+SIZES = (2048, 8192, 65536)
+REPEATS = (4, 16, 64)
+
+
+def _tload_case(layout_name, esize, size):
+    from tilecosim.model.tload import TLoadLayout
+    from tilecosim.perf.tload import bench_case
+    return bench_case(TLoadLayout[layout_name], esize, size)
+
+
+def _l1l0_case(dt, r):
+    from tilecosim.perf.units import l1l0_case
+    return l1l0_case(dt, r)
+
+
+def _load_align():
+    from tilecosim.perf.units import load_align_figures
+    return load_align_figures()
+
+
+def _speed(backend, harness, repeat):
+    from tilecosim.perf.sim_speed import measure
+    return measure(backend, harness, repeat)
+
+
+def _golden():
+    from tilecosim.model.tload import tload, tload_reference
+    from tilecosim.perf.sim_speed import _scenario
+    params, mem = _scenario()
+    best = min(_timed(tload, mem, params) for _ in range(3))
+    ref = _timed(tload_reference, mem, params)
+    size = params.outputs[0][1]
+    return {"tile_bytes": size, "fast_s": round(best, 5), "reference_s": round(ref, 3),
+            "ratio": round(ref / best, 1), "fast_mb_per_s": round(size / best / 1e6, 1)}
+
+
+def _timed(fn, *args):
+    t0 = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t0
+
+
+def _area(top):
+    from tilecosim.perf.tload import area
+    from tilecosim.hdl.l1l0.engine import L1L0Engine
+    from tilecosim.hdl.align.load import LoadAlignUnit
+    from tilecosim.hdl.align.store import StoreAlignUnit
+    from tilecosim.hdl.tload.engine import TLoadEngine
+    from tilecosim.hdl.transpose import SquareTranspose
+    make = {"tload_engine (W = 32)": lambda: TLoadEngine(width=32),
+            "tload_engine (W = 64)": lambda: TLoadEngine(width=64),
+            "square_transpose (b8..b64, in both TLOAD engines)": SquareTranspose,
+            "square_transpose (b4..b64, in the L1->L0 engine)": lambda: SquareTranspose(max_rows=64),
+            "l1l0_engine": L1L0Engine, "load_align_unit (VL = 256)": LoadAlignUnit,
+            "store_align_unit (VL = 256)": StoreAlignUnit}[top]
+    a = area(make(), "top")
+    return {"top": top, "cells": a["cells"], "flip_flops": a["flip_flops"]}
+
+
+AREA_TOPS = ["tload_engine (W = 32)", "tload_engine (W = 64)",
+             "square_transpose (b8..b64, in both TLOAD engines)",
+             "square_transpose (b4..b64, in the L1->L0 engine)", "l1l0_engine",
+             "load_align_unit (VL = 256)", "store_align_unit (VL = 256)"]
+
+
+def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progress=None) -> dict:
+    """Run every part; returns the results (see :func:`markdown`)."""
+    from tilecosim.model.load_data import LDT_DTYPES
+    from tilecosim.model.tload import TLoadLayout
+    from tilecosim.sim.runner import BACKENDS, missing
+    tasks = []
+    for lay in TLoadLayout:
+        for e in (1, 2, 4, 8):
+            for s in SIZES:
+                tasks.append(("tload", _tload_case, (lay.name, e, s)))
+    for dt in LDT_DTYPES:
+        for r in REPEATS:
+            tasks.append(("l1l0", _l1l0_case, (dt, r)))
+    tasks.append(("load_align", _load_align, ()))
+    for b in BACKENDS:
+        if missing(b):
+            raise RuntimeError(missing(b))
+        for h in ("python", "bulk"):
+            tasks.append(("speed", _speed, (b, h, speed_repeat)))
+    tasks.append(("golden", _golden, ()))
+    if area:
+        tasks += [("area", _area, (t,)) for t in AREA_TOPS]
+    # the slow ones first, so the pool ends together
+    order = {"area": 0, "speed": 1, "golden": 2, "l1l0": 3, "tload": 4, "load_align": 5}
+    tasks.sort(key=lambda t: order[t[0]])
+    out = {"tload": [], "l1l0": [], "speed": [], "area": []}
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [(kind, pool.submit(fn, *args)) for kind, fn, args in tasks]
+        for k, (kind, fut) in enumerate(futures):
+            r = fut.result()
+            if kind in ("load_align", "golden"):
+                out[kind] = r
+            else:
+                out[kind].append(r)
+            if progress:
+                progress(k + 1, len(futures))
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+    out["jobs"] = jobs
+    out["speed_repeat"] = speed_repeat
+    return out
+
+
+def markdown(res: dict) -> str:
+    """The results as Markdown tables."""
+    L = ["### TLOAD engine (W = 32): efficiency = ideal / cycles (first write, cycles after "
+         "accept)", "",
+         "| layout | element | " + " | ".join(f"{s // 1024} KB" for s in SIZES) + " |",
+         "|---|---|" + "---:|" * len(SIZES)]
+    cells = {(r["layout"], r["dtype"], r["size"]): r for r in res["tload"]}
+    for lay, dt in dict.fromkeys((r["layout"], r["dtype"]) for r in res["tload"]):
+        row = [f"{cells[(lay, dt, s)]['efficiency']:.3f} ({cells[(lay, dt, s)]['first_write']})"
+               for s in SIZES]
+        L.append(f"| {lay} | {dt} | " + " | ".join(row) + " |")
+    L += ["", "### L1 -> L0 engine (LoadDataWithTranspose): efficiency (first write)", "",
+          "| data type | " + " | ".join(f"repeat {r}" for r in REPEATS) + " |",
+          "|---|" + "---:|" * len(REPEATS)]
+    l1 = {(r["dtype"], r["repeat"]): r for r in res["l1l0"]}
+    for dt in dict.fromkeys(r["dtype"] for r in res["l1l0"]):
+        L.append(f"| {dt} | " + " | ".join(
+            f"{l1[(dt, r)]['efficiency']:.3f} ({l1[(dt, r)]['first_write']})" for r in REPEATS) + " |")
+    la = res["load_align"]
+    L += ["", f"### LoadAlign unit: {la['ops_per_cycle']} ops/cycle over {la['ops']} ops of "
+          f"every mode back to back; latency {la['latency']} cycles"]
+    sp = res["speed"]
+    base = next((r["cycles_per_s"] for r in sp if r["backend"] == "amaranth"
+                 and r["harness"] == "bulk"), None)
+    L += ["", f"### Simulation speed: one 64 KB TLOAD (ND2NZ FP16 128 x 256) issued "
+          f"{res.get('speed_repeat', 2)} times; simulated cycles per second", "",
+          "| backend | harness | cycles | seconds | cycles/s | vs Amaranth bulk |",
+          "|---|---|---:|---:|---:|---:|"]
+    for r in sp:
+        ratio = f"{r['cycles_per_s'] / base:.1f}x" if base else "-"
+        L.append(f"| {r['backend']} | {r['harness']} | {r['cycles']} | {r['seconds']:.2f} | "
+                 f"{r['cycles_per_s']:,.0f} | {ratio} |")
+    g = res["golden"]
+    L += ["", f"### Golden model: the vectorized TLOAD moves a {g['tile_bytes'] // 1024} KB tile "
+          f"in {g['fast_s'] * 1e3:.2f} ms ({g['fast_mb_per_s']} MB/s), {g['ratio']}x the "
+          f"seed's loops ({g['reference_s']} s)"]
+    if res["area"]:
+        L += ["", "### Area: Yosys `synth -noabc` (generic gates; flip-flops as after any "
+              "synthesis)", "",
+              "| top | cells | flip-flops |", "|---|---:|---:|"]
+        for a in res["area"]:
+            L.append(f"| {a['top']} | {a['cells']:,} | {a['flip_flops']:,} |")
+    L += ["", f"Measured in {res['seconds']} s with {res['jobs']} processes."]
+    return "\n".join(L) + "\n"
+
+
+def main_args(args) -> int:
+    """The ``bench`` subcommand."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def progress(done, total):
+        print(f"\rbench: {done}/{total} parts", end="", file=__import__("sys").stderr,
+              flush=True)
+    res = run_bench_all(args.jobs, area=not args.no_area, progress=progress)
+    print(file=__import__("sys").stderr)
+    md = markdown(res)
+    (out / "bench.md").write_text(md)
+    (out / "bench.json").write_text(json.dumps(res, indent=1))
+    print(md)
+    print(f"wrote {out / 'bench.md'} and {out / 'bench.json'}")
+    if args.json:
+        print(json.dumps(res))
+    return 0
+
+
+def default_jobs() -> int:
+    return max(1, len(os.sched_getaffinity(0)))

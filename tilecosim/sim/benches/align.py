@@ -1,0 +1,272 @@
+"""Simulating the LoadAlign unit against the golden model (Amaranth's simulator).
+
+The bench drives a stream of LoadAligns (with random gaps), models UB as a synchronous
+read port (data the cycle after the address), applies random back-pressure on the
+result, and compares every result -- registers, next address, fault code -- with
+``model.load_align.load_align``.
+"""
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tilecosim.model.buffers import Buffer
+from tilecosim.model.faults import Fault
+from tilecosim.model.load_align import Addressing as MAddr, load_align, store_align
+
+from tilecosim.hdl.align.common import Addressing, LoadDist, StoreDist
+from tilecosim.sim.api import drive, unpack, watchdog
+from tilecosim.hdl.align.load import LoadAlignUnit
+from tilecosim.hdl.align.store import StoreAlignUnit
+
+__all__ = ["AlignCase", "StoreCase", "load_align_setup", "simulate_load_align",
+           "compare_load_align", "store_align_setup", "simulate_store_align",
+           "compare_store_align"]
+
+T_LOG = {"b8": 0, "b16": 1, "b32": 2, "b64": 3}
+MODE = {"plain": Addressing.PLAIN, "post_update": Addressing.POST_UPDATE,
+        "addr_reg": Addressing.ADDR_REG}
+
+
+@dataclass(frozen=True)
+class AlignCase:
+    dist: str
+    t: str
+    addr: int
+    how: MAddr = MAddr()
+    reg_trait: int = 1
+
+    def payload(self) -> dict:
+        return {"dist": LoadDist[self.dist].value, "t": T_LOG[self.t], "addr": self.addr,
+                "mode": MODE[self.how.kind], "value": self.how.value, "reg_trait": self.reg_trait}
+
+
+@dataclass
+class AlignResult:
+    results: list = field(default_factory=list)     # (dst0 bytes, dst1 bytes, next_addr, fault)
+    accept: list = field(default_factory=list)
+    out: list = field(default_factory=list)
+    timed_out: bool = False
+    waveform: str | None = None            # written when the watchdog fired
+
+
+LOAD_INPUTS = ("op__valid", "op__payload", "ub_data", "res__ready")
+
+
+def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_ready: float,
+                     res: "AlignResult"):
+    """The LoadAlign bench, simulator-neutral (see :mod:`tilecosim.sim.api`): a driver with random
+    gaps, a synchronous UB read port, a sink with random back-pressure, a watchdog."""
+    from tilecosim.hdl.align.common import AlignOp
+    from tilecosim.sim.api import pack
+    from tilecosim.hdl.align.load import LoadAlignResult
+    rng = random.Random(seed)
+    state = {"cycle": 0, "done": False}
+    limit = 10 * len(cases) + 100
+    padded = np.concatenate([ub, np.zeros(2 * vl, np.uint8)])
+    res_layout = LoadAlignResult(vl)
+    payloads = [pack(AlignOp, c.payload()) for c in cases]
+
+    clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))
+
+    async def driver(port):
+        await drive(port, "op", payloads, rng, p_op, state, res.accept)
+
+    async def sram(port):
+        while not state["done"]:
+            en, addr = await port.tick("ub_en", "ub_addr")
+            if en:
+                port.set("ub_data", int.from_bytes(padded[addr:addr + 2 * vl].tobytes(), "little"))
+
+    async def sink(port):
+        orng = random.Random(seed + 1)
+        while not state["done"]:
+            port.set("res__ready", orng.random() < p_ready)
+            v, r, bits = await port.tick("res__valid", "res__ready", "res__payload")
+            if v and r:
+                pl = unpack(res_layout, bits)
+                f = pl.fault
+                res.results.append((int(pl.dst0).to_bytes(vl, "little"),
+                                    int(pl.dst1).to_bytes(vl, "little"),
+                                    int(pl.next_addr), int(getattr(f, "value", f))))
+                res.out.append(state["cycle"] - 1)
+                if len(res.results) == len(cases):
+                    state["done"] = True
+
+    return [clock, driver, sram, sink]
+
+
+def load_align_setup(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_ready: float):
+    """(processes, result) of the LoadAlign bench, for :func:`tilecosim.sim.runner.run_bench`."""
+    res = AlignResult()
+    return load_align_procs(cases, ub, vl, seed, p_op, p_ready, res), res
+
+
+def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
+                        p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None,
+                        backend: str = "amaranth", waves: str | None = None,
+                        timing: dict | None = None) -> AlignResult:
+    """Run a stream of LoadAligns through the unit on ``backend``."""
+    from tilecosim.sim.runner import run_bench
+
+    def traces(d):
+        return [d.op.valid, d.op.ready, d.ub_en, d.ub_addr, d.res.valid, d.res.ready]
+    return run_bench(backend, lambda: LoadAlignUnit(vl=vl, ub_size=ub.size), "load_align_unit",
+                     load_align_setup, (list(cases), ub, vl, seed, p_op, p_ready), LOAD_INPUTS,
+                     vcd=vcd, traces=traces, waves=waves, timing=timing, key=repr((vl, ub.size)))
+
+
+def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:
+    """Disagreements with the model, one line each (empty: all equal)."""
+    problems = []
+    if res.timed_out:
+        problems.append(f"the unit did not return every result within 10 cycles per op + 100; "
+                        f"waveform: {res.waveform}")
+    buf = Buffer("UB", ub)
+    for i, (c, got) in enumerate(zip(cases, res.results)):
+        try:
+            want = load_align(buf, c.addr, c.dist, c.t, c.how, vl, c.reg_trait)
+        except Fault as f:
+            if got[3] != f.code:
+                problems.append(f"op {i} {c}: fault {got[3]} from the unit, {f.code} ({f}) "
+                                f"from the model")
+            continue
+        if got[3]:
+            problems.append(f"op {i} {c}: fault {got[3]} from the unit, none from the model")
+            continue
+        for k, reg in enumerate(want.dst):
+            if got[k] != reg.tobytes():
+                lane = next(b for b in range(vl) if got[k][b] != reg[b])
+                problems.append(f"op {i} {c}: dst{k} byte lane {lane}: expected "
+                                f"{reg[lane]:#04x}, got {got[k][lane]:#04x}")
+        if c.how.kind == "post_update" and got[2] != want.next_addr:
+            problems.append(f"op {i} {c}: next_addr {got[2]:#x}, model {want.next_addr:#x}")
+    return problems
+
+
+@dataclass(frozen=True)
+class StoreCase:
+    dist: str
+    t: str
+    addr: int
+    regs: tuple                    # one or two bytes objects of VL bytes
+    mask: bytes                    # one 0/1 byte per lane
+    how: MAddr = MAddr()
+    reg_trait: int = 1
+
+    def payload(self, vl) -> dict:
+        r = list(self.regs) + [bytes(vl)] * (2 - len(self.regs))
+        return {"dist": StoreDist[self.dist].value, "t": T_LOG[self.t], "addr": self.addr,
+                "mode": MODE[self.how.kind], "value": self.how.value, "reg_trait": self.reg_trait,
+                "src0": int.from_bytes(r[0], "little"), "src1": int.from_bytes(r[1], "little"),
+                "mask": sum(1 << k for k, b in enumerate(self.mask) if b)}
+
+
+STORE_INPUTS = ("op__valid", "op__payload", "res__ready")
+
+
+def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int, p_op: float,
+                      p_ready: float, results: list, state: dict):
+    """The StoreAlign bench, simulator-neutral: a driver with random gaps, a synchronous UB
+    write port applying byte enables to ``mem``, a sink with random back-pressure."""
+    from amaranth.lib import data
+    from amaranth import signed
+    from tilecosim.sim.api import pack
+    from tilecosim.hdl.tload.types import FaultCode
+    op_layout = data.StructLayout({
+        "dist": 5, "t": 2, "addr": 32, "mode": Addressing, "value": signed(32), "reg_trait": 2,
+        "src0": 8 * vl, "src1": 8 * vl, "mask": vl})
+    res_layout = data.StructLayout({"next_addr": signed(42), "fault": FaultCode})
+    payloads = [pack(op_layout, c.payload(vl)) for c in cases]
+    limit = 10 * len(cases) + 100
+
+    clock = watchdog(state, limit, lambda: state.update(timed_out=True))
+
+    async def driver(port):
+        await drive(port, "op", payloads, random.Random(seed), p_op, state,
+                    state.setdefault("accept", []))
+
+    async def sram(port):
+        while not state["done"]:
+            en, addr, wdata, be = await port.tick("ub_wen", "ub_waddr", "ub_wdata", "ub_wbe")
+            if en:
+                d = int(wdata).to_bytes(2 * vl, "little")
+                for k in range(2 * vl):
+                    if (be >> k) & 1:
+                        if addr + k >= ub.size:
+                            raise AssertionError(f"the unit wrote UB byte {addr + k:#x}, "
+                                                 f"past its end")
+                        mem[addr + k] = d[k]
+
+    async def sink(port):
+        orng = random.Random(seed + 1)
+        while not state["done"]:
+            port.set("res__ready", orng.random() < p_ready)
+            v, r, bits = await port.tick("res__valid", "res__ready", "res__payload")
+            if v and r:
+                pl = unpack(res_layout, bits)
+                f = pl.fault
+                results.append((int(pl.next_addr), int(getattr(f, "value", f))))
+                state.setdefault("out", []).append(state["cycle"] - 1)
+                if len(results) == len(cases):
+                    state["done"] = True
+
+    return [clock, driver, sram, sink]
+
+
+def store_align_setup(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_ready: float):
+    """(processes, result) of the StoreAlign bench: the result is a dict with the final
+    UB image ``mem``, the ``results`` (next address, fault) and ``timed_out``."""
+    out = {"mem": ub.copy(), "results": [], "cycle": 0, "done": False, "timed_out": False,
+           "accept": [], "out": []}
+    return store_align_procs(cases, ub, out["mem"], vl, seed, p_op, p_ready, out["results"],
+                             out), out
+
+
+def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
+                         p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None,
+                         backend: str = "amaranth", waves: str | None = None,
+                         timing: dict | None = None):
+    """Run StoreAligns through the unit on ``backend``; returns (final UB image, results,
+    timed_out).  ``timing``, when given, also receives the cycle of every accept and
+    result (``accept``, ``out``)."""
+    from tilecosim.sim.runner import run_bench
+
+    def traces(d):
+        return [d.op.valid, d.op.ready, d.ub_wen, d.ub_waddr, d.res.valid, d.res.ready]
+    out = run_bench(backend, lambda: StoreAlignUnit(vl=vl, ub_size=ub.size), "store_align_unit",
+                    store_align_setup, (list(cases), ub, vl, seed, p_op, p_ready), STORE_INPUTS,
+                    vcd=vcd, traces=traces, waves=waves, timing=timing, key=repr((vl, ub.size)))
+    if timing is not None:
+        timing.update(accept=out["accept"], out=out["out"])
+    return out["mem"], out["results"], out["timed_out"]
+
+
+def compare_store_align(cases, ub: np.ndarray, final: np.ndarray, results, timed_out,
+                        vl: int = 256) -> list[str]:
+    """Replay the stores on the model and compare the UB images, next addresses and faults."""
+    problems = ["the unit did not return every result within 10 cycles per op + 100"] \
+        if timed_out else []
+    buf = Buffer("UB", ub.copy())
+    for i, (c, got) in enumerate(zip(cases, results)):
+        regs = [np.frombuffer(r, np.uint8) for r in c.regs]
+        mask = np.frombuffer(c.mask, np.uint8).astype(bool)
+        try:
+            nxt = store_align(buf, c.addr, regs, c.dist, c.t, mask, c.how, vl, c.reg_trait)
+        except Fault as f:
+            if got[1] != f.code:
+                problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault {got[1]} from the "
+                                f"unit, {f.code} ({f}) from the model")
+            continue
+        if got[1]:
+            problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault {got[1]} from the unit, "
+                            f"none from the model")
+        elif c.how.kind == "post_update" and got[0] != nxt:
+            problems.append(f"op {i}: next_addr {got[0]:#x}, model {nxt:#x}")
+    diff = np.nonzero(buf.data != final)[0]
+    if diff.size:
+        b = int(diff[0])
+        problems.append(f"UB byte {b:#x}: expected {buf.data[b]:#04x}, got {final[b]:#04x} "
+                        f"({diff.size} bytes differ)")
+    return problems

