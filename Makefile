@@ -57,9 +57,9 @@ bench-sim: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/tilecosim verilog --lint --out build/verilog
 
-# the fuzz targets of tests/test_cli_fuzz.py with 10,000 examples each (make test runs 150)
+# the fuzz targets of tests/cli/test_cli_fuzz.py with 10,000 examples each (make test runs 150)
 fuzz: $(STAMP)
-	TILECOSIM_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -n $(JOBS) -q tests/test_cli_fuzz.py
+	TILECOSIM_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -n $(JOBS) -q tests/cli/test_cli_fuzz.py
 
 # single-point faults in the HDL, each run against the comparison suite (tens of minutes)
 mutation: $(STAMP)

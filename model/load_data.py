@@ -13,6 +13,9 @@ float,     16 x 16   2 fractals of 16x8 SIDE BY SIDE (columns 0-7, 8-15):
 (u)int32             the L1 matrix is in ZZ or ZN order
 =========  ========  ====================================================
 
+Fields are snake_case (``repeat_times``, ``dst_frac_gap``); messages and JSON use the seed's
+names (``repeatTimes``, ``dstFracGap``: :data:`SEED_NAMES`).
+
 Iteration ``i`` (V1) reads the square at ``(startIndex +/- i*srcStride)`` squares
 from ``src`` (``-`` when addrMode is set), transposes it, and splits the result
 into fractals again: 16-row fractals (b32: its left and right 16x8 halves).
@@ -47,7 +50,7 @@ from .faults import IllegalParameter, OutOfBounds, ParameterRange
 
 __all__ = ["LDT_DTYPES", "Square", "SQUARES", "LoadData2dTransposeParams",
            "LoadData2dTransposeParamsV2", "load_data_with_transpose",
-           "load_data_with_transpose_reference", "LdtPlan", "plan_ldt", "FRACTAL"]
+           "load_data_with_transpose_reference", "LdtPlan", "plan_ldt", "FRACTAL", "SEED_NAMES"]
 
 FRACTAL = 512
 
@@ -82,41 +85,52 @@ SQUARES = {4: Square(4, 64, 4, False), 8: Square(8, 32, 2, False),
 class LoadData2dTransposeParams:
     """V1 parameters (seed 001, table 3)."""
     dtype: str
-    repeatTimes: int = 0
-    startIndex: int = 0
-    srcStride: int = 0
-    dstGap: int = 0
-    dstFracGap: int = 0
-    addrMode: bool = False
+    repeat_times: int = 0
+    start_index: int = 0
+    src_stride: int = 0
+    dst_gap: int = 0
+    dst_frac_gap: int = 0
+    addr_mode: bool = False
 
     version = 1
 
     def to_json(self) -> dict:
-        return {"version": self.version, **{k: getattr(self, k) for k in self.__dataclass_fields__}}
+        return _to_json(self)
 
 
 @dataclass(frozen=True)
 class LoadData2dTransposeParamsV2:
     """V2 parameters (seed 001, table 4; Ascend 950, L0B only)."""
     dtype: str
-    repeatTimes: int = 1
-    startIndex: int = 0
-    srcStride: int = 0
-    dstGap: int = 0
-    dstFracGap: int = 0
-    srcFracGap: int = 0
-    addrMode: bool = False
+    repeat_times: int = 1
+    start_index: int = 0
+    src_stride: int = 0
+    dst_gap: int = 0
+    dst_frac_gap: int = 0
+    src_frac_gap: int = 0
+    addr_mode: bool = False
 
     version = 2
 
     def to_json(self) -> dict:
-        return {"version": self.version, **{k: getattr(self, k) for k in self.__dataclass_fields__}}
+        return _to_json(self)
 
 
 Params = LoadData2dTransposeParams | LoadData2dTransposeParamsV2
 
-_RANGES = {"startIndex": (0, 65535), "srcStride": (0, 65535), "dstGap": (0, 65535),
-           "dstFracGap": (0, 65535), "srcFracGap": (0, 65535)}
+#: field -> the seed's name of the parameter (Ascend C's): what messages and JSON say
+SEED_NAMES = {"dtype": "dtype", "repeat_times": "repeatTimes", "start_index": "startIndex",
+              "src_stride": "srcStride", "dst_gap": "dstGap", "dst_frac_gap": "dstFracGap",
+              "src_frac_gap": "srcFracGap", "addr_mode": "addrMode"}
+
+_RANGES = {"start_index": (0, 65535), "src_stride": (0, 65535), "dst_gap": (0, 65535),
+           "dst_frac_gap": (0, 65535), "src_frac_gap": (0, 65535)}
+
+
+def _to_json(p: Params) -> dict:
+    """The parameters under the seed's names, with the version first."""
+    return {"version": p.version,
+            **{SEED_NAMES[k]: getattr(p, k) for k in p.__dataclass_fields__}}
 
 
 @dataclass(frozen=True)
@@ -136,13 +150,13 @@ def _check_params(p: Params, dst_name: str) -> Square:
     if p.dtype not in LDT_DTYPES:
         raise IllegalParameter("dtype", p.dtype, f"not one of {', '.join(LDT_DTYPES)}")
     lo_rep = 1 if p.version == 2 else 0
-    fields = dict(_RANGES, repeatTimes=(lo_rep, 255))
+    fields = dict(_RANGES, repeat_times=(lo_rep, 255))
     for name, (lo, hi) in fields.items():
         if not hasattr(p, name):
             continue
         v = getattr(p, name)
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not lo <= v <= hi:
-            raise ParameterRange(name, v, f"outside {lo}..{hi}")
+            raise ParameterRange(SEED_NAMES[name], v, f"outside {lo}..{hi}")
     if dst_name not in ("L0A", "L0B"):
         raise IllegalParameter("dst", dst_name, "LoadDataWithTranspose writes L0A or L0B")
     if p.version == 2 and dst_name != "L0B":
@@ -159,15 +173,15 @@ def plan_ldt(p: Params, l1: Buffer, l0: Buffer, dst: int = 0, src: int = 0) -> L
     sq = _check_params(p, l0.name)
     l0.check(dst, 0, FRACTAL, "LoadDataWithTranspose dst", access="writes")
     l1.check(src, 0, 32, "LoadDataWithTranspose src")
-    n = p.repeatTimes
+    n = p.repeat_times
     i = np.arange(n, dtype=np.int64)[:, None]
     j = np.arange(sq.nfrac, dtype=np.int64)[None, :]
-    sign = -1 if p.addrMode else 1
+    sign = -1 if p.addr_mode else 1
     if p.version == 1:
-        src_addr = src + (p.startIndex + sign * i * p.srcStride) * sq.bytes + j * FRACTAL
+        src_addr = src + (p.start_index + sign * i * p.src_stride) * sq.bytes + j * FRACTAL
     else:
-        src_addr = src + (p.startIndex + sign * i * p.srcStride + j * (1 + p.srcFracGap)) * FRACTAL
-    slots = (p.dstGap + 1) * i + (p.dstFracGap + 1) * j
+        src_addr = src + (p.start_index + sign * i * p.src_stride + j * (1 + p.src_frac_gap)) * FRACTAL
+    slots = (p.dst_gap + 1) * i + (p.dst_frac_gap + 1) * j
     dst_addr = dst + slots * FRACTAL
     if n:
         flat = slots.reshape(-1)
@@ -175,7 +189,7 @@ def plan_ldt(p: Params, l1: Buffer, l0: Buffer, dst: int = 0, src: int = 0) -> L
         if (counts > 1).any():
             s = int(uniq[counts > 1][0])
             hits = [(int(a), int(b)) for a, b in zip(*np.nonzero(slots == s))][:2]
-            raise IllegalParameter("dstGap/dstFracGap", f"{p.dstGap}/{p.dstFracGap}",
+            raise IllegalParameter("dstGap/dstFracGap", f"{p.dst_gap}/{p.dst_frac_gap}",
                                    f"destination fractals overlap: iteration {hits[0][0]} "
                                    f"fractal {hits[0][1]} and iteration {hits[1][0]} fractal "
                                    f"{hits[1][1]} both write {l0.name} {dst + s * FRACTAL:#x}")
@@ -229,7 +243,7 @@ def load_data_with_transpose(l1: Buffer, l0: Buffer, params: Params, dst: int = 
                              src: int = 0) -> LdtPlan:
     """Vectorized LoadDataWithTranspose; writes ``l0`` in place and returns the plan."""
     pl = plan_ldt(params, l1, l0, dst, src)
-    if params.repeatTimes == 0:
+    if params.repeat_times == 0:
         return pl
     offs = np.arange(FRACTAL)
     fracs = l1.data[pl.src_addr[..., None] + offs]                  # (R, nfrac, 512)
@@ -291,23 +305,23 @@ def load_data_with_transpose_reference(l1: Buffer, l0: Buffer, params: Params, d
             written[byte:byte + n] += 1
             out[byte:byte + n] = np.frombuffer(value.to_bytes(n, "little"), np.uint8)
 
-    sign = -1 if p.addrMode else 1
-    for i in range(p.repeatTimes):
+    sign = -1 if p.addr_mode else 1
+    for i in range(p.repeat_times):
         for r in range(side):
             for c in range(side):
                 j_src, pos_src = frac_and_pos(r, c)
                 if p.version == 1:
-                    square = p.startIndex + sign * i * p.srcStride
+                    square = p.start_index + sign * i * p.src_stride
                     src_frac = src + square * sq.bytes + j_src * FRACTAL
                 else:
-                    src_frac = src + (p.startIndex + sign * i * p.srcStride
-                                      + j_src * (1 + p.srcFracGap)) * FRACTAL
+                    src_frac = src + (p.start_index + sign * i * p.src_stride
+                                      + j_src * (1 + p.src_frac_gap)) * FRACTAL
                 value = get(src_frac, pos_src)
                 j_dst, pos_dst = frac_and_pos(c, r)            # transposed position
-                dst_frac = dst + ((p.dstGap + 1) * i + (p.dstFracGap + 1) * j_dst) * FRACTAL
+                dst_frac = dst + ((p.dst_gap + 1) * i + (p.dst_frac_gap + 1) * j_dst) * FRACTAL
                 put(dst_frac, pos_dst, value)
     if (written > 1).any():
         byte = int(np.argmax(written > 1))
-        raise IllegalParameter("dstGap/dstFracGap", f"{p.dstGap}/{p.dstFracGap}",
+        raise IllegalParameter("dstGap/dstFracGap", f"{p.dst_gap}/{p.dst_frac_gap}",
                                f"destination fractals overlap at {l0.name} {byte:#x}")
     l0.data[:] = out

@@ -135,7 +135,7 @@ def ldt_picture(dtype: str) -> list[Panel]:
     return [Panel(f"LoadDataWithTranspose {dtype}: a {sq.side}x{sq.side} square in L1 "
                   f"({sq.nfrac} fractal(s) of {r0}x{c0}; number = position in the square, "
                   f"colour = L1 fractal)", pos, frac),
-            Panel(f"the same square in L0 after the transpose: element (i, j) of L1 at (j, i)",
+            Panel("the same square in L0 after the transpose: element (i, j) of L1 at (j, i)",
                   pos.T, frac.T)]
 
 

@@ -509,8 +509,10 @@ def _wave_lines(args, top) -> list[str]:
     path = args.vcd or args.waves
     if not path or not Path(path).exists():
         return []
+    from tilecosim import ops
+    from tilecosim.sim.ports import probe
     from tilecosim.sim.waves import write_gtkw
-    gtkw = write_gtkw(path, top, args.backend)
+    gtkw = write_gtkw(path, top, args.backend, probe(ops.top(top).make))
     return [f"  waveform: {path}  (gtkwave {path} {gtkw})"]
 
 
@@ -715,10 +717,10 @@ def cmd_ldt(args) -> int:
     l1 = Buffer("L1", _read_file("--src", args.src))
     dst_name = args.dst or ("L0B" if args.v2 else "L0A")
     l0 = Buffer(dst_name, args.dst_bytes)
-    common = dict(dtype=args.dtype, repeatTimes=args.repeat_times, startIndex=args.start_index,
-                  srcStride=args.src_stride, dstGap=args.dst_gap, dstFracGap=args.dst_frac_gap,
-                  addrMode=bool(args.addr_mode))
-    params = (LoadData2dTransposeParamsV2(srcFracGap=args.src_frac_gap or 0, **common)
+    common = dict(dtype=args.dtype, repeat_times=args.repeat_times, start_index=args.start_index,
+                  src_stride=args.src_stride, dst_gap=args.dst_gap, dst_frac_gap=args.dst_frac_gap,
+                  addr_mode=bool(args.addr_mode))
+    params = (LoadData2dTransposeParamsV2(src_frac_gap=args.src_frac_gap or 0, **common)
               if args.v2 else LoadData2dTransposeParams(**common))
     base = {"op": "load-data-with-transpose", "backend": args.backend, "params": params.to_json(),
             "dst": dst_name}
@@ -749,13 +751,13 @@ def cmd_ldt(args) -> int:
     kind = "V2" if args.v2 else "V1"
     print(f"LoadDataWithTranspose {kind} {args.dtype} -> {dst_name}: "
           + ", ".join(f"{k}={v}" for k, v in params.to_json().items() if k not in ("version", "dtype")))
-    if params.repeatTimes == 0:
+    if params.repeat_times == 0:
         print("repeatTimes = 0: no operation")
     for i in range(pl.src_addr.shape[0]):
         srcs = ", ".join(f"{a:#x}" for a in pl.src_addr[i])
         dsts = ", ".join(f"{a:#x}" for a in pl.dst_addr[i])
         print(f"  iteration {i}: L1 fractals {srcs} -> {dst_name} fractals {dsts}")
-    if params.repeatTimes:
+    if params.repeat_times:
         print(_square_text("square of iteration 0, before (L1)", l1.data, pl.src_addr[0], pl.square))
         print(_square_text(f"after ({dst_name})", l0.data, pl.dst_addr[0], pl.square))
     print(f"{pl.bytes_moved} bytes moved" + (f"; wrote {args.out}" if args.out else ""))
@@ -786,9 +788,9 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
         raise _usage_from(args, e) from None
     match = not problems
     ideal = None
-    if res.faults == [0] and params.repeatTimes:
+    if res.faults == [0] and params.repeat_times:
         from tilecosim.model.load_data import LDT_DTYPES, SQUARES
-        ideal = params.repeatTimes * SQUARES[LDT_DTYPES[params.dtype]].bytes // 32
+        ideal = params.repeat_times * SQUARES[LDT_DTYPES[params.dtype]].bytes // 32
     head = f"{args.backend}: {'match' if match else 'MISMATCH'}"
     if res.cycles and ideal:
         head += f", {res.cycles} cycles, ideal {ideal}, efficiency {ideal / res.cycles:.3f}"

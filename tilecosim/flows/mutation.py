@@ -23,15 +23,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilecosim import ops
+
 __all__ = ["Mutant", "MUTANTS", "apply", "run_mutant", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]      # the repository
-TLOAD_TESTS = ["tests/test_hdl_tload.py"]
-L1L0_TESTS = ["tests/test_hdl_l1l0.py"]
-ALIGN_TESTS = ["tests/test_hdl_align.py", "tests/test_hdl_kernels.py"]
-TRANSPOSE_TESTS = ["tests/test_hdl_transpose.py"]
-ALL_HDL_TESTS = ["tests/test_hdl_transpose.py", "tests/test_hdl_tload.py",
-                 "tests/test_hdl_l1l0.py", "tests/test_hdl_align.py", "tests/test_hdl_kernels.py"]
+# the tests each operation of the registry names for its gateware run first
+TLOAD_TESTS = list(ops.get("tload").tests)
+L1L0_TESTS = list(ops.get("load-data-with-transpose").tests)
+ALIGN_TESTS = list(ops.get("load-align").tests)
+TRANSPOSE_TESTS = ["tests/hdl/test_transpose.py"]
+# then every test of the gateware layer
+ALL_HDL_TESTS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests" / "hdl").glob("test_*.py"))
 
 
 @dataclass(frozen=True)

@@ -1,42 +1,27 @@
-"""Verilog generation of the engine tops (``tilecosim verilog``)."""
+"""Verilog generation of every operation's tops (``tilecosim verilog``), from the registry."""
 
 from pathlib import Path
 
 from amaranth.back import verilog
 
-from tilecosim.hdl.l1l0.engine import L1L0Engine
-from tilecosim.hdl.align.load import LoadAlignUnit
-from tilecosim.hdl.align.store import StoreAlignUnit
-from tilecosim.hdl.tload.engine import TLoadEngine
-from tilecosim.hdl.transpose import SquareTranspose
+from tilecosim import ops
 
-__all__ = ["TOPS", "WAIVERS", "convert", "write_all", "lint"]
+__all__ = ["WAIVERS", "convert", "write_all", "lint"]
 
 #: Verilator configuration file with the commented lint waivers
 WAIVERS = Path(__file__).resolve().parent / "lint_waivers.vlt"
 
-#: file stem -> (constructor, description)
-TOPS = {
-    "tload_engine": (lambda profile: TLoadEngine(width=32, profile=profile), "TLOAD engine, W = 32"),
-    "tload_engine_w64": (lambda profile: TLoadEngine(width=64, profile=profile), "TLOAD engine, W = 64"),
-    "square_transpose": (lambda profile: SquareTranspose(), "transpose unit"),
-    "l1l0_engine": (lambda profile: L1L0Engine(), "L1 -> L0 engine (LoadDataWithTranspose)"),
-    "load_align_unit": (lambda profile: LoadAlignUnit(), "LoadAlign unit, VL = 256"),
-    "store_align_unit": (lambda profile: StoreAlignUnit(), "StoreAlign unit, VL = 256"),
-}
-
 
 def convert(stem: str, profile: str = "finite") -> str:
-    make, _ = TOPS[stem]
-    return verilog.convert(make(profile), name=stem, emit_src=False)
+    return verilog.convert(ops.top(stem).make(profile), name=stem, emit_src=False)
 
 
 def write_all(out: Path, profile: str = "finite"):
-    for stem, (_, what) in TOPS.items():
-        path = Path(out) / f"{stem}.v"
-        text = convert(stem, profile)
+    for top in ops.tops():
+        path = Path(out) / f"{top.name}.v"
+        text = convert(top.name, profile)
         path.write_text(text)
-        yield path, f"{what}, {len(text.splitlines())} lines"
+        yield path, f"{top.what}, {len(text.splitlines())} lines"
 
 
 def lint(path: Path, top: str) -> list[str]:

@@ -1,0 +1,142 @@
+"""The registry of operations: everything the tool knows about an operation, in one place.
+
+An :class:`Operation` declares the golden-model call, the design under test (its Verilog
+tops), the bench run and its comparison, the constrained-random scenario generator, the
+functional-coverage bins and the reproduce line.  ``regress``, the coverage report,
+``verilog``, the wave groups, the mutation runner, the CLI's HDL backends and the simulator
+tests iterate :data:`REGISTRY`; none of them names an operation.
+
+Adding an operation: its golden model under ``model/``, its gateware under ``hdl/``, one
+module here with a subclass of :class:`Operation`, and one line in :data:`REGISTRY`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["Top", "Outcome", "Operation", "REGISTRY", "get", "names", "regress_names", "tops",
+           "top"]
+
+
+@dataclass(frozen=True)
+class Top:
+    """A Verilog top of ``tilecosim verilog``: a file stem (the module name) and the design."""
+    name: str
+    make: Callable                   # make(profile) -> a wiring.Component
+    what: str                        # one line for the listing
+
+
+@dataclass
+class Outcome:
+    """What a bench run of a batch of scenarios found.
+
+    ``problems`` maps the index of a scenario in the batch to what went wrong (-1: not
+    attributable to one scenario); ``waveform`` names the waveform of a hang; ``cycles`` and
+    ``ideal`` are the batch's cycles and its ideal cycle count."""
+    problems: dict = field(default_factory=dict)
+    waveform: str | None = None
+    cycles: int = 0
+    ideal: int = 0
+
+
+class Operation:
+    """One operation of the accelerator, as the tool sees it.  Subclasses set the class
+    attributes and implement the methods; an operation without a scenario generator
+    (``regress = False``) is still simulated, converted, linted and mutated."""
+
+    #: the name users type (CLI subcommand, ``regress --ops``); the seed's name in kebab case
+    name: str
+    #: the seed's own name of the operation
+    seed_name: str
+    #: its Verilog tops, in the order ``tilecosim verilog`` writes them
+    tops: tuple[Top, ...] = ()
+    #: the comparison tests of its gateware (the mutation runner runs them first)
+    tests: tuple[str, ...] = ()
+    #: does ``tilecosim regress`` draw scenarios of it?
+    regress: bool = False
+    #: scenarios per bench run in ``regress``: Amaranth's simulator, a Verilog simulator
+    batch: dict = {"amaranth": 8, "verilog": 24}
+    #: the memory image file that reproduce commands read (None: the command regenerates it
+    #: from the seed)
+    image_file: str | None = None
+
+    # --- regress ------------------------------------------------------------------------
+    def bins(self) -> list[str]:
+        """Every functional-coverage bin, ``<short>.<point>:<value>``, in a stable order."""
+        raise NotImplementedError
+
+    def draw(self, rng: random.Random, hint: str | None):
+        """One scenario aimed at the bin ``hint`` (None: any): (item, model fault or None,
+        the bins it hits)."""
+        raise NotImplementedError
+
+    def image(self, seed: int):
+        """The memory image (numpy uint8) the scenarios of ``seed`` read."""
+        raise NotImplementedError
+
+    def batch_key(self, item):
+        """Scenarios with different keys never share a bench run (None: any may)."""
+        return None
+
+    def run(self, items: list, backend: str, image, seed: int, stall: float) -> Outcome:
+        """Run ``items`` back to back through the design on ``backend`` with the
+        idle/back-pressure probability ``stall`` drawn from ``seed``, and compare with the
+        golden model."""
+        raise NotImplementedError
+
+    def repro(self, item, backend: str, mem_seed: int, image_path, stall: float,
+              seed: int) -> str:
+        """The one-line ``tilecosim`` command that runs ``item`` alone."""
+        raise NotImplementedError
+
+    # --- the simulator tests ------------------------------------------------------------
+    def cross_check(self, backend: str) -> dict:
+        """Run the operation's fixed scenario set (every mode, a fault, back-pressure) on
+        ``backend``, assert the golden model's results, and return the cycle of every
+        event relative to the first accept: equal on every simulator."""
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"<Operation {self.name}>"
+
+
+def _registry() -> list[Operation]:
+    from .load_align import LoadAlign
+    from .load_data_with_transpose import LoadDataWithTranspose
+    from .store_align import StoreAlign
+    from .tload import TLoad
+    return [TLoad(), LoadDataWithTranspose(), LoadAlign(), StoreAlign()]
+
+
+#: every operation, in the order of the tool's listings
+REGISTRY: list[Operation] = _registry()
+
+
+def get(name: str) -> Operation:
+    for op in REGISTRY:
+        if op.name == name:
+            return op
+    raise KeyError(f"{name!r} is not an operation: one of {', '.join(names())}")
+
+
+def names() -> list[str]:
+    return [op.name for op in REGISTRY]
+
+
+def regress_names() -> list[str]:
+    """The operations ``tilecosim regress`` draws scenarios of."""
+    return [op.name for op in REGISTRY if op.regress]
+
+
+def tops() -> list[Top]:
+    """Every Verilog top, operation by operation."""
+    return [t for op in REGISTRY for t in op.tops]
+
+
+def top(name: str) -> Top:
+    for t in tops():
+        if t.name == name:
+            return t
+    raise KeyError(name)

@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
+from tilecosim.progress import Progress
 
 __all__ = ["run_bench_all", "markdown"]
 
@@ -183,11 +183,13 @@ def main_args(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
+    bar = None
+
     def progress(done, total):
-        print(f"\rbench: {done}/{total} parts", end="", file=__import__("sys").stderr,
-              flush=True)
+        nonlocal bar
+        bar = bar or Progress("bench", total, "parts")
+        bar.update(done)
     res = run_bench_all(args.jobs, area=not args.no_area, progress=progress)
-    print(file=__import__("sys").stderr)
     md = markdown(res)
     (out / "bench.md").write_text(md)
     (out / "bench.json").write_text(json.dumps(res, indent=1))

@@ -29,7 +29,7 @@ def l1l0_case(dt: str, r: int) -> dict:
     write (checked against the model)."""
     l1 = np.random.default_rng(1).integers(0, 256, 1 << 18, dtype=np.uint8)
     sq = SQUARES[LDT_DTYPES[dt]]
-    p = LoadData2dTransposeParams(dt, repeatTimes=r, srcStride=1, dstGap=sq.nfrac - 1)
+    p = LoadData2dTransposeParams(dt, repeat_times=r, src_stride=1, dst_gap=sq.nfrac - 1)
     res, problems = run_and_compare_l1l0([LdtCall(p, "L0B")], l1, np.zeros(1 << 17, np.uint8))
     if problems:
         raise RuntimeError(f"L1->L0 {dt} x{r}: {problems}")

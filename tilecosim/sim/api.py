@@ -11,6 +11,10 @@ the synchronous reset); values are
 plain integers (struct payloads as their flat bit vectors; see :func:`pack`/:func:`unpack`),
 or None for a value with X or Z bits (4-state simulators only).
 
+The stream drivers written on it -- :class:`~tilecosim.sim.streams.Source`, ``Sink``,
+``Monitor`` and ``Responder``, with seeded idle and back-pressure -- are in
+:mod:`tilecosim.sim.streams`.
+
 Two adapters implement it:
 
 * :class:`AmaranthPort` over Amaranth's testbench context
@@ -24,7 +28,7 @@ from amaranth import ClockDomain, Module
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-__all__ = ["pack", "unpack", "watchdog", "drive", "AmaranthPort", "run_amaranth", "CocotbPort",
+__all__ = ["pack", "unpack", "watchdog", "AmaranthPort", "run_amaranth", "CocotbPort",
            "run_cocotb"]
 
 
@@ -50,24 +54,6 @@ def watchdog(state: dict, limit: int, on_timeout):
                 state["done"] = True
     clock.background = True
     return clock
-
-
-async def drive(port, stream: str, payloads, rng, p_valid: float, state: dict, accepted: list):
-    """Present ``payloads`` on the ``stream`` (``<stream>__valid/__payload/__ready``) one by
-    one, idling a cycle with probability 1 - ``p_valid`` before each; record the cycle of
-    every handshake in ``accepted``."""
-    for pl in payloads:
-        while rng.random() > p_valid:
-            port.set(f"{stream}__valid", 0)
-            await port.tick()
-        port.set(f"{stream}__payload", pl)
-        port.set(f"{stream}__valid", 1)
-        while not state["done"]:
-            v, r = await port.tick(f"{stream}__valid", f"{stream}__ready")
-            if v and r:
-                accepted.append(state["cycle"] - 1)
-                break
-    port.set(f"{stream}__valid", 0)
 
 
 class AmaranthPort:

@@ -29,12 +29,12 @@ runs it on any backend and compares with the golden model.
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import fifo, memory, wiring
-from amaranth.lib.wiring import In, Out, connect
+from amaranth.lib.wiring import In, Out
 
 from tilecosim.model.faults import Fault
 from tilecosim.model.tload import LCFR, TLoadParams, plan
@@ -47,7 +47,6 @@ __all__ = ["BulkTLoad", "BulkResult", "bulk_procs", "bulk_setup", "tile_bytes", 
            "compare_bulk"]
 
 DEPTH = 16          # responses outstanding at most (the FIFO's depth)
-BULK_INPUTS = ("instr", "mem_size", "repeat", "start", "rb_addr")
 
 
 class BulkTLoad(wiring.Component):
@@ -246,8 +245,7 @@ def run_bulk_tload(params: TLoadParams, mem: np.ndarray, backend: str = "amarant
     words = min(-(-cap // width), -(-tile_bytes(params) // width))
     res = run_bench(backend, make, "bulk_tload", bulk_setup,
                     (instr, min(mem.size, (1 << 64) - 1), repeat, words, width, limit),
-                    BULK_INPUTS, vcd=vcd, waves=waves,
-                    traces=lambda d: [d.start, d.finished, d.cycles],
+                    vcd=vcd, waves=waves,
                     key=repr((hashlib.sha1(mem.tobytes()).hexdigest(), cap, latency, width,
                               profile, tuple(lcfr), transpose)))
     return res, compare_bulk(params, mem, res, profile, lcfr)

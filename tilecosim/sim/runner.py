@@ -24,7 +24,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from tilecosim.sim.toolchain import require, verilator_env
+from . import ports
+from .toolchain import require, verilator_env
 
 __all__ = ["BACKENDS", "VERILOG_SIMS", "BenchError", "missing", "cache_dir", "run_bench",
            "build"]
@@ -188,30 +189,28 @@ def _default_waves(top: str, backend: str, prefix: str = "") -> Path:
     return path
 
 
-def run_bench(backend: str, make_dut, top: str, setup, args: tuple, inputs, *,
-              vcd: str | None = None, traces=None, waves: str | None = None, run_dir: str | None = None,
+def run_bench(backend: str, make_dut, top: str, setup, args: tuple, *,
+              vcd: str | None = None, waves: str | None = None, run_dir: str | None = None,
               timing: dict | None = None, key: str | None = None):
     """Run the bench ``setup(*args)`` on the design ``make_dut()`` and return its filled result.
 
-    ``inputs`` are the Verilog input ports the bench drives (set to 0 before reset on the
-    4-state simulators).  ``vcd`` (amaranth) / ``waves`` (icarus, verilator: an FST path)
-    write a waveform (``WAVES=1`` in the environment: every Verilog run writes one, see
-    :func:`_default_waves`); ``traces(dut)`` lists the signals of the VCD.  ``timing``, when given, receives ``{"seconds"}``: the wall time of
-    the run proper (after build and setup).  A bench process that raises (e.g. a read outside
-    memory) raises AssertionError here on every backend.
+    The input ports (set to 0 before reset on the 4-state simulators) and the signals traced
+    at the top of a VCD come from the design's signature (:mod:`tilecosim.sim.ports`).
+    ``vcd`` (amaranth) / ``waves`` (icarus, verilator: an FST path) write a waveform
+    (``WAVES=1`` in the environment: every Verilog run writes one, see
+    :func:`_default_waves`).  ``timing``, when given, receives ``{"seconds"}``: the wall
+    time of the run proper (after build and setup).  A bench process that raises (e.g. a
+    read outside memory) raises AssertionError here on every backend.
     """
-    result = _run_once(backend, make_dut, top, setup, args, inputs, vcd, traces, waves, run_dir,
-                       timing, key)
+    result = _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, key)
     if _timed_out(result) and not (vcd or waves):
         # a hang: run it again with a waveform, and say where it is
         path = _default_waves(top, backend, prefix="hang-")
         if backend == "amaranth":
             path = path.with_suffix(".vcd")
-            _run_once(backend, make_dut, top, setup, args, inputs, str(path), traces, None,
-                      None, None, key)
+            _run_once(backend, make_dut, top, setup, args, str(path), None, None, None, key)
         else:
-            _run_once(backend, make_dut, top, setup, args, inputs, None, traces, str(path),
-                      None, None, key)
+            _run_once(backend, make_dut, top, setup, args, None, str(path), None, None, key)
         if isinstance(result, dict):
             result["waveform"] = str(path)
         else:
@@ -224,14 +223,13 @@ def _timed_out(result) -> bool:
                 else getattr(result, "timed_out", False))
 
 
-def _run_once(backend, make_dut, top, setup, args, inputs, vcd, traces, waves, run_dir, timing,
-              key):
+def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, key):
     if backend == "amaranth":
         from tilecosim.sim.api import run_amaranth
         dut = make_dut()
         procs, result = setup(*args)
         t0 = time.perf_counter()
-        run_amaranth(dut, procs, vcd, traces(dut) if traces and vcd else ())
+        run_amaranth(dut, procs, vcd, ports.traces(dut) if vcd else ())
         if timing is not None:
             timing.update(seconds=time.perf_counter() - t0)
         return result
@@ -247,7 +245,7 @@ def _run_once(backend, make_dut, top, setup, args, inputs, vcd, traces, waves, r
     if out.exists():
         out.unlink()
     with open(job, "wb") as f:
-        pickle.dump({"setup": setup, "args": args, "inputs": tuple(inputs)}, f)
+        pickle.dump({"setup": setup, "args": args, "inputs": ports.inputs(ports.probe(make_dut))}, f)
     fst = Path(waves).resolve() if waves else _default_waves(top, backend)
     test_args, plusargs = [], []
     if want_waves:

@@ -16,7 +16,8 @@ from tilecosim.model.faults import Fault
 from tilecosim.model.load_align import Addressing as MAddr, load_align, store_align
 
 from tilecosim.hdl.align.common import Addressing, LoadDist, StoreDist
-from tilecosim.sim.api import drive, unpack, watchdog
+from tilecosim.sim.api import unpack, watchdog
+from tilecosim.sim.streams import Sink, Source
 from tilecosim.hdl.align.load import LoadAlignUnit
 from tilecosim.hdl.align.store import StoreAlignUnit
 
@@ -51,9 +52,6 @@ class AlignResult:
     waveform: str | None = None            # written when the watchdog fired
 
 
-LOAD_INPUTS = ("op__valid", "op__payload", "ub_data", "res__ready")
-
-
 def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_ready: float,
                      res: "AlignResult"):
     """The LoadAlign bench, simulator-neutral (see :mod:`tilecosim.sim.api`): a driver with random
@@ -70,8 +68,7 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
 
     clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))
 
-    async def driver(port):
-        await drive(port, "op", payloads, rng, p_op, state, res.accept)
+    driver = Source("op", payloads, state, rng=rng, p_valid=p_op, accepted=res.accept)
 
     async def sram(port):
         while not state["done"]:
@@ -79,20 +76,17 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
             if en:
                 port.set("ub_data", int.from_bytes(padded[addr:addr + 2 * vl].tobytes(), "little"))
 
-    async def sink(port):
-        orng = random.Random(seed + 1)
-        while not state["done"]:
-            port.set("res__ready", orng.random() < p_ready)
-            v, r, bits = await port.tick("res__valid", "res__ready", "res__payload")
-            if v and r:
-                pl = unpack(res_layout, bits)
-                f = pl.fault
-                res.results.append((int(pl.dst0).to_bytes(vl, "little"),
-                                    int(pl.dst1).to_bytes(vl, "little"),
-                                    int(pl.next_addr), int(getattr(f, "value", f))))
-                res.out.append(state["cycle"] - 1)
-                if len(res.results) == len(cases):
-                    state["done"] = True
+    def result(bits, cycle):
+        pl = unpack(res_layout, bits)
+        f = pl.fault
+        res.results.append((int(pl.dst0).to_bytes(vl, "little"),
+                            int(pl.dst1).to_bytes(vl, "little"),
+                            int(pl.next_addr), int(getattr(f, "value", f))))
+        res.out.append(cycle)
+        if len(res.results) == len(cases):
+            state["done"] = True
+
+    sink = Sink("res", state, result, rng=random.Random(seed + 1), p_ready=p_ready)
 
     return [clock, driver, sram, sink]
 
@@ -110,11 +104,9 @@ def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     """Run a stream of LoadAligns through the unit on ``backend``."""
     from tilecosim.sim.runner import run_bench
 
-    def traces(d):
-        return [d.op.valid, d.op.ready, d.ub_en, d.ub_addr, d.res.valid, d.res.ready]
     return run_bench(backend, lambda: LoadAlignUnit(vl=vl, ub_size=ub.size), "load_align_unit",
-                     load_align_setup, (list(cases), ub, vl, seed, p_op, p_ready), LOAD_INPUTS,
-                     vcd=vcd, traces=traces, waves=waves, timing=timing, key=repr((vl, ub.size)))
+                     load_align_setup, (list(cases), ub, vl, seed, p_op, p_ready),
+                     vcd=vcd, waves=waves, timing=timing, key=repr((vl, ub.size)))
 
 
 def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:
@@ -163,9 +155,6 @@ class StoreCase:
                 "mask": sum(1 << k for k, b in enumerate(self.mask) if b)}
 
 
-STORE_INPUTS = ("op__valid", "op__payload", "res__ready")
-
-
 def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int, p_op: float,
                       p_ready: float, results: list, state: dict):
     """The StoreAlign bench, simulator-neutral: a driver with random gaps, a synchronous UB
@@ -183,9 +172,8 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
 
     clock = watchdog(state, limit, lambda: state.update(timed_out=True))
 
-    async def driver(port):
-        await drive(port, "op", payloads, random.Random(seed), p_op, state,
-                    state.setdefault("accept", []))
+    driver = Source("op", payloads, state, rng=random.Random(seed), p_valid=p_op,
+                    accepted=state.setdefault("accept", []))
 
     async def sram(port):
         while not state["done"]:
@@ -199,18 +187,15 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
                                                  f"past its end")
                         mem[addr + k] = d[k]
 
-    async def sink(port):
-        orng = random.Random(seed + 1)
-        while not state["done"]:
-            port.set("res__ready", orng.random() < p_ready)
-            v, r, bits = await port.tick("res__valid", "res__ready", "res__payload")
-            if v and r:
-                pl = unpack(res_layout, bits)
-                f = pl.fault
-                results.append((int(pl.next_addr), int(getattr(f, "value", f))))
-                state.setdefault("out", []).append(state["cycle"] - 1)
-                if len(results) == len(cases):
-                    state["done"] = True
+    def result(bits, cycle):
+        pl = unpack(res_layout, bits)
+        f = pl.fault
+        results.append((int(pl.next_addr), int(getattr(f, "value", f))))
+        state.setdefault("out", []).append(cycle)
+        if len(results) == len(cases):
+            state["done"] = True
+
+    sink = Sink("res", state, result, rng=random.Random(seed + 1), p_ready=p_ready)
 
     return [clock, driver, sram, sink]
 
@@ -233,11 +218,9 @@ def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     result (``accept``, ``out``)."""
     from tilecosim.sim.runner import run_bench
 
-    def traces(d):
-        return [d.op.valid, d.op.ready, d.ub_wen, d.ub_waddr, d.res.valid, d.res.ready]
     out = run_bench(backend, lambda: StoreAlignUnit(vl=vl, ub_size=ub.size), "store_align_unit",
-                    store_align_setup, (list(cases), ub, vl, seed, p_op, p_ready), STORE_INPUTS,
-                    vcd=vcd, traces=traces, waves=waves, timing=timing, key=repr((vl, ub.size)))
+                    store_align_setup, (list(cases), ub, vl, seed, p_op, p_ready),
+                    vcd=vcd, waves=waves, timing=timing, key=repr((vl, ub.size)))
     if timing is not None:
         timing.update(accept=out["accept"], out=out["out"])
     return out["mem"], out["results"], out["timed_out"]

@@ -6,7 +6,6 @@ compared with ``model.load_data.load_data_with_transpose``.
 """
 
 import random
-from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,11 +33,11 @@ class LdtCall:
         p = self.params
         v2 = p.version == 2
         return {"v2": int(v2), "lb": LB[LDT_DTYPES[p.dtype]], "dst_l0b": int(self.dst_name == "L0B"),
-                "repeat": p.repeatTimes & MASK32, "start": p.startIndex & MASK32,
-                "src_stride": p.srcStride & MASK32, "dst_gap": p.dstGap & MASK32,
-                "dst_frac_gap": p.dstFracGap & MASK32,
-                "src_frac_gap": (p.srcFracGap if v2 else 0) & MASK32,
-                "addr_mode": int(bool(p.addrMode)), "src": self.src & MASK32,
+                "repeat": p.repeat_times & MASK32, "start": p.start_index & MASK32,
+                "src_stride": p.src_stride & MASK32, "dst_gap": p.dst_gap & MASK32,
+                "dst_frac_gap": p.dst_frac_gap & MASK32,
+                "src_frac_gap": (p.src_frac_gap if v2 else 0) & MASK32,
+                "addr_mode": int(bool(p.addr_mode)), "src": self.src & MASK32,
                 "dst": self.dst & MASK32}
 
 
@@ -60,14 +59,12 @@ class L1L0Result:
         return self.last_write - self.accept[0] + 1
 
 
-L1L0_INPUTS = ("op__valid", "op__payload", "l1_size", "l0_size", "rd__ready", "rd_data__valid",
-               "rd_data__payload", "wr__ready", "done__ready")
-
-
 def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency: int = 2,
                stall: float = 0.0):
     """The L1 -> L0 bench, simulator-neutral (see :mod:`tilecosim.sim.api`)."""
-    from tilecosim.sim.api import drive, pack, unpack, watchdog
+    from amaranth.lib import data
+    from tilecosim.sim.api import pack, unpack, watchdog
+    from tilecosim.sim.streams import Responder, Sink, Source
     from tilecosim.hdl.l1l0.engine import LdtOp
     state = {"cycle": 0, "done": False}
     beats = 0
@@ -83,58 +80,42 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
 
     clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))
 
+    source = Source("op", payloads, state, rng=random.Random(seed), p_valid=ok,
+                    accepted=res.accept)
+
     async def driver(port):
         port.set("l1_size", l1.size)
         port.set("l0_size", res.l0.size)
-        await drive(port, "op", payloads, random.Random(seed), ok, state, res.accept)
+        await source(port)
 
-    async def l1_port(port):
-        pending = deque()
-        prng = random.Random(seed + 1)
-        while not state["done"]:
-            now = state["cycle"]
-            port.set("rd__ready", prng.random() < ok)
-            show = bool(pending) and pending[0][0] <= now and prng.random() < ok
-            port.set("rd_data__valid", show)
-            if show:
-                port.set("rd_data__payload", pending[0][1])
-            qv, qr, qa, sv, sr = await port.tick("rd__valid", "rd__ready", "rd__payload",
-                                                 "rd_data__valid", "rd_data__ready")
-            if qv and qr:
-                a = qa                                  # the payload is {addr} alone
-                if a % 32 or a + 32 > l1.size:
-                    raise AssertionError(f"the engine read L1 at {a:#x}, outside the rows of L1")
-                pending.append((now + latency, int.from_bytes(l1[a:a + 32].tobytes(), "little")))
-                res.reads += 1
-            if sv and sr:
-                pending.popleft()
+    def read(a):                                        # the request payload is {addr} alone
+        if a % 32 or a + 32 > l1.size:
+            raise AssertionError(f"the engine read L1 at {a:#x}, outside the rows of L1")
+        res.reads += 1
+        return int.from_bytes(l1[a:a + 32].tobytes(), "little")
 
-    async def l0_port(port):
-        wrng = random.Random(seed + 2)
-        from amaranth.lib import data
-        wr_layout = data.StructLayout({"addr": 32, "data": 256})
-        while not state["done"]:
-            port.set("wr__ready", wrng.random() < ok)
-            v, r, bits = await port.tick("wr__valid", "wr__ready", "wr__payload")
-            if v and r:
-                w = unpack(wr_layout, bits)
-                a = int(w.addr)
-                if a % 32 or a + 32 > res.l0.size:
-                    raise AssertionError(f"the engine wrote L0 at {a:#x}, outside L0")
-                res.l0[a:a + 32] = np.frombuffer(int(w.data).to_bytes(32, "little"), np.uint8)
-                cyc = state["cycle"] - 1
-                res.last_write = cyc
-                if res.first_write is None:
-                    res.first_write = cyc
+    l1_port = Responder("rd", "rd_data", state, read, rng=random.Random(seed + 1),
+                        latency=latency, p_ready=ok, p_valid=ok)
+    wr_layout = data.StructLayout({"addr": 32, "data": 256})
 
-    async def completions(port):
-        port.set("done__ready", 1)
-        while not state["done"]:
-            v, bits = await port.tick("done__valid", "done__payload")
-            if v:
-                res.faults.append(int(bits))            # the payload is {fault} alone
-                if len(res.faults) == len(calls):
-                    state["done"] = True
+    def write(bits, cycle):
+        w = unpack(wr_layout, bits)
+        a = int(w.addr)
+        if a % 32 or a + 32 > res.l0.size:
+            raise AssertionError(f"the engine wrote L0 at {a:#x}, outside L0")
+        res.l0[a:a + 32] = np.frombuffer(int(w.data).to_bytes(32, "little"), np.uint8)
+        res.last_write = cycle
+        if res.first_write is None:
+            res.first_write = cycle
+
+    l0_port = Sink("wr", state, write, rng=random.Random(seed + 2), p_ready=ok)
+
+    def complete(bits, cycle):
+        res.faults.append(int(bits))                    # the payload is {fault} alone
+        if len(res.faults) == len(calls):
+            state["done"] = True
+
+    completions = Sink("done", state, complete)
 
     return [clock, driver, l1_port, l0_port, completions]
 
@@ -153,12 +134,9 @@ def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, lat
     """Run LoadDataWithTranspose calls through the engine on ``backend``."""
     from tilecosim.sim.runner import run_bench
 
-    def traces(d):
-        return [d.op.valid, d.op.ready, d.rd.valid, d.rd.ready, d.rd_data.valid,
-                d.rd_data.ready, d.wr.valid, d.wr.ready, d.done.valid]
     return run_bench(backend, lambda: L1L0Engine(transpose=transpose), "l1l0_engine", l1l0_setup,
-                     (list(calls), l1, l0_init, seed, latency, stall), L1L0_INPUTS, vcd=vcd,
-                     traces=traces, waves=waves, timing=timing, key=repr(transpose))
+                     (list(calls), l1, l0_init, seed, latency, stall), vcd=vcd,
+                     waves=waves, timing=timing, key=repr(transpose))
 
 
 def run_and_compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, **kw):

@@ -19,7 +19,6 @@ reproduces it.
 from __future__ import annotations
 
 import random
-from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -109,10 +108,6 @@ def _bytes_of(value: int, n: int) -> np.ndarray:
     return np.frombuffer(int(value).to_bytes(n, "little"), dtype=np.uint8)
 
 
-TLOAD_INPUTS = ("instr__valid", "instr__payload", "mem_size", "req__ready", "resp__valid",
-                "resp__payload", "write__ready", "done__ready")
-
-
 def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: SimResult):
     """The TLOAD bench, simulator-neutral (see :mod:`tilecosim.sim.api`).
 
@@ -120,7 +115,8 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     ``cfg.seed``, so the pattern does not depend on the order in which a simulator
     resumes the processes within a cycle.
     """
-    from tilecosim.sim.api import drive, pack, unpack, watchdog
+    from tilecosim.sim.api import pack, unpack, watchdog
+    from tilecosim.sim.streams import Responder, Sink, Source
     from tilecosim.hdl.tload.types import Completion, MemRequest, TileWrite, TLoadInstr
     W = cfg.width
     state = {"cycle": 0, "done": False, "beats": 0}
@@ -140,13 +136,15 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
 
     clock = watchdog(state, max_cycles, lambda: setattr(res, "timed_out", True))
 
+    source = Source("instr", payloads, state, rng=random.Random(cfg.seed),
+                    p_valid=cfg.p_instr_valid, accepted=res.accept_cycles)
+
     async def driver(port):
         port.set("mem_size", min(mem.size, MASK64))
-        drng = random.Random(cfg.seed)
         if cfg.reset_after is None:
-            await drive(port, "instr", payloads, drng, cfg.p_instr_valid, state, res.accept_cycles)
+            await source.send(port, payloads)
             return
-        await drive(port, "instr", payloads[:1], drng, cfg.p_instr_valid, state, res.accept_cycles)
+        await source.send(port, payloads[:1])
         for _ in range(cfg.reset_after):
             await port.tick()
         port.set("rst", 1)                      # the memory system resets along
@@ -159,69 +157,52 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
         if not res.faults:
             res.faults.append(None)
             res.done_cycles.append(None)
-        await drive(port, "instr", payloads[1:], drng, cfg.p_instr_valid, state, res.accept_cycles)
+        await source.send(port, payloads[1:])
 
-    async def memory(port):
-        rng = random.Random(cfg.seed + 1)
-        pending: deque = deque()
-        junk = bytes([0xA5]) * W
-        while not state["done"]:
-            now = state["cycle"]
-            port.set("req__ready", rng.random() < cfg.p_req_ready)
-            show = bool(pending) and pending[0][0] <= now and rng.random() < cfg.p_resp_valid
-            port.set("resp__valid", show)
-            if show:
-                port.set("resp__payload", pending[0][1])
-            qv, qr, qp, sv, sr = await port.tick("req__valid", "req__ready", "req__payload",
-                                                 "resp__valid", "resp__ready")
-            if state.get("in_reset"):
-                pending.clear()
-                continue
-            if qv and qr:
-                q = unpack(MemRequest, qp)
-                addr, n = int(q.addr), int(q.len)
-                if not 1 <= n <= 32 or addr + n > mem.size:
-                    raise AssertionError(f"engine requested {n} B at {addr:#x}, outside the "
-                                         f"{mem.size}-byte memory")
-                chunk = mem[addr:addr + n].tobytes() + junk[:W - n]
-                pending.append((now + cfg.latency, int.from_bytes(chunk, "little")))
-                res.requests += 1
-            if sv and sr:
-                pending.popleft()
+    junk = bytes([0xA5]) * W
 
-    async def tiles(port):
-        rng = random.Random(cfg.seed + 2)
-        while not state["done"]:
-            port.set("write__ready", rng.random() < cfg.p_write_ready)
-            v, r, bits = await port.tick("write__valid", "write__ready", "write__payload")
-            if v and r and not state.get("in_reset"):
-                pl = unpack(write_layout, bits)
-                t, off = int(pl.tile), int(pl.offset)
-                data = _bytes_of(int(pl.data), W)
-                be = np.array([(int(pl.be) >> b) & 1 for b in range(W)], dtype=bool)
-                nbeat = state["beats"]
-                state["beats"] = nbeat + 1
-                key = (owner[nbeat] if nbeat < len(owner) else len(plist), t)
-                img = res.tiles.setdefault(key, np.full(1 << 18, JUNK, dtype=np.uint8))
-                wr = res.written.setdefault(key, np.zeros(1 << 18, dtype=bool))
-                img[off:off + W][be] = data[be]
-                wr[off:off + W] |= be
-                cyc = state["cycle"] - 1
-                res.last_write_cycle = cyc
-                if res.first_write_cycle is None:
-                    res.first_write_cycle = cyc
-        port.set("write__ready", 0)
+    def read(bits):
+        q = unpack(MemRequest, bits)
+        addr, n = int(q.addr), int(q.len)
+        if not 1 <= n <= 32 or addr + n > mem.size:
+            raise AssertionError(f"engine requested {n} B at {addr:#x}, outside the "
+                                 f"{mem.size}-byte memory")
+        res.requests += 1
+        return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:W - n], "little")
 
-    async def completions(port):
-        port.set("done__ready", 1)
-        while not state["done"]:
-            v, bits = await port.tick("done__valid", "done__payload")
-            if v and not state.get("in_reset"):
-                f = unpack(Completion, bits).fault
-                res.faults.append(int(getattr(f, "value", f)))
-                res.done_cycles.append(state["cycle"] - 1)
-                if len(res.faults) == len(plist):
-                    state["done"] = True
+    memory = Responder("req", "resp", state, read, rng=random.Random(cfg.seed + 1),
+                       latency=cfg.latency, p_ready=cfg.p_req_ready, p_valid=cfg.p_resp_valid)
+
+    def write(bits, cycle):
+        if state.get("in_reset"):
+            return
+        pl = unpack(write_layout, bits)
+        t, off = int(pl.tile), int(pl.offset)
+        data = _bytes_of(int(pl.data), W)
+        be = np.array([(int(pl.be) >> b) & 1 for b in range(W)], dtype=bool)
+        nbeat = state["beats"]
+        state["beats"] = nbeat + 1
+        key = (owner[nbeat] if nbeat < len(owner) else len(plist), t)
+        img = res.tiles.setdefault(key, np.full(1 << 18, JUNK, dtype=np.uint8))
+        wr = res.written.setdefault(key, np.zeros(1 << 18, dtype=bool))
+        img[off:off + W][be] = data[be]
+        wr[off:off + W] |= be
+        res.last_write_cycle = cycle
+        if res.first_write_cycle is None:
+            res.first_write_cycle = cycle
+
+    tiles = Sink("write", state, write, rng=random.Random(cfg.seed + 2), p_ready=cfg.p_write_ready)
+
+    def complete(bits, cycle):
+        if state.get("in_reset"):
+            return
+        f = unpack(Completion, bits).fault
+        res.faults.append(int(getattr(f, "value", f)))
+        res.done_cycles.append(cycle)
+        if len(res.faults) == len(plist):
+            state["done"] = True
+
+    completions = Sink("done", state, complete)
 
     return [clock, driver, memory, tiles, completions]
 
@@ -248,12 +229,8 @@ def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
         return TLoadEngine(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr,
                            depth=cfg.depth, transpose=cfg.transpose)
 
-    def traces(d):
-        return [d.instr.valid, d.instr.ready, d.req.valid, d.req.ready, d.resp.valid,
-                d.resp.ready, d.write.valid, d.write.ready, d.done.valid, d.done.ready]
     res = run_bench(cfg.backend, make, "tload_engine", tload_setup, (plist, mem, cfg),
-                    TLOAD_INPUTS, vcd=cfg.vcd, traces=traces, waves=cfg.waves, timing=timing,
-                    key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth, cfg.transpose)))
+                    vcd=cfg.vcd, waves=cfg.waves, timing=timing, key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth, cfg.transpose)))
     return finish(res)
 
 

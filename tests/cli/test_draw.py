@@ -12,7 +12,7 @@ from tilecosim.model.load_data import FRACTAL, LoadData2dTransposeParams, SQUARE
 from tilecosim.model.tload import TLoadLayout, TLoadParams, tload
 
 from .test_cli import run
-from .test_layouts import SEED_4x4
+from ..model.test_layouts import SEED_4x4
 
 
 @pytest.mark.parametrize("layout", list(SEED_4x4))
@@ -48,7 +48,7 @@ def test_ldt_picture_agrees_with_the_model(dtype):
     elems = (np.arange(n) % (1 << sq.bits)).astype(kind)
     l1 = Buffer("L1", elems.view(np.uint8).copy())
     l0 = Buffer("L0A", np.zeros(sq.nfrac * FRACTAL, np.uint8))
-    load_data_with_transpose(l1, l0, LoadData2dTransposeParams(dtype, repeatTimes=1))
+    load_data_with_transpose(l1, l0, LoadData2dTransposeParams(dtype, repeat_times=1))
     from tilecosim.model.load_data import squares_of
     before = squares_of(l1.data.reshape(1, sq.nfrac, FRACTAL), sq)[0]
     after = squares_of(l0.data.reshape(1, sq.nfrac, FRACTAL), sq)[0]

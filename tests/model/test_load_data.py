@@ -78,29 +78,29 @@ def run(l1, params, l0_bytes, dst="L0A", dst_addr=0, src_addr=0):
 
 KEY_EXAMPLES = [
     # dtype, params, placements (square, fractal, slot) -- from the seed's bullet points
-    ("int8", dict(repeatTimes=3, srcStride=1, dstGap=1, dstFracGap=0),
+    ("int8", dict(repeat_times=3, src_stride=1, dst_gap=1, dst_frac_gap=0),
      [(0, 0, 0), (0, 1, 1), (1, 0, 2), (1, 1, 3), (2, 0, 4), (2, 1, 5)]),
-    ("int8", dict(repeatTimes=3, srcStride=1, dstGap=0, dstFracGap=2),
+    ("int8", dict(repeat_times=3, src_stride=1, dst_gap=0, dst_frac_gap=2),
      [(0, 0, 0), (0, 1, 3), (1, 0, 1), (1, 1, 4), (2, 0, 2), (2, 1, 5)]),
-    ("half", dict(repeatTimes=3, srcStride=1, dstGap=0), [(0, 0, 0), (1, 0, 1), (2, 0, 2)]),
-    ("float", dict(repeatTimes=3, srcStride=1, dstGap=1, dstFracGap=0),
+    ("half", dict(repeat_times=3, src_stride=1, dst_gap=0), [(0, 0, 0), (1, 0, 1), (2, 0, 2)]),
+    ("float", dict(repeat_times=3, src_stride=1, dst_gap=1, dst_frac_gap=0),
      [(0, 0, 0), (0, 1, 1), (1, 0, 2), (1, 1, 3), (2, 0, 4), (2, 1, 5)]),
-    ("float", dict(repeatTimes=3, srcStride=1, dstGap=0, dstFracGap=2),
+    ("float", dict(repeat_times=3, src_stride=1, dst_gap=0, dst_frac_gap=2),
      [(0, 0, 0), (0, 1, 3), (1, 0, 1), (1, 1, 4), (2, 0, 2), (2, 1, 5)]),
-    ("int4b", dict(repeatTimes=3, srcStride=1, dstGap=0, dstFracGap=2),
+    ("int4b", dict(repeat_times=3, src_stride=1, dst_gap=0, dst_frac_gap=2),
      [(0, 0, 0), (0, 1, 3), (0, 2, 6), (0, 3, 9), (1, 0, 1), (1, 1, 4), (1, 2, 7), (1, 3, 10),
       (2, 0, 2), (2, 1, 5), (2, 2, 8), (2, 3, 11)]),
     # "设置搬运起始位置": startIndex 1, repeatTimes 2, srcStride 1, dstGap 1, dstFracGap 0
-    ("int8", dict(startIndex=1, repeatTimes=2, srcStride=1, dstGap=1, dstFracGap=0),
+    ("int8", dict(start_index=1, repeat_times=2, src_stride=1, dst_gap=1, dst_frac_gap=0),
      [(1, 0, 0), (1, 1, 1), (2, 0, 2), (2, 1, 3)]),
     # "非连续搬入": srcStride 2, dstGap 2, dstFracGap 1
-    ("int8", dict(startIndex=0, repeatTimes=2, srcStride=2, dstGap=2, dstFracGap=1),
+    ("int8", dict(start_index=0, repeat_times=2, src_stride=2, dst_gap=2, dst_frac_gap=1),
      [(0, 0, 0), (0, 1, 2), (2, 0, 3), (2, 1, 5)]),
     # "控制地址更新方式": startIndex 2, srcStride 1, addrMode 1 (decrement), dstGap 1
-    ("int8", dict(startIndex=2, repeatTimes=3, srcStride=1, addrMode=True, dstGap=1, dstFracGap=0),
+    ("int8", dict(start_index=2, repeat_times=3, src_stride=1, addr_mode=True, dst_gap=1, dst_frac_gap=0),
      [(2, 0, 0), (2, 1, 1), (1, 0, 2), (1, 1, 3), (0, 0, 4), (0, 1, 5)]),
     # srcStride 0: the same square every iteration
-    ("half", dict(repeatTimes=3, srcStride=0, dstGap=0), [(0, 0, 0), (0, 0, 1), (0, 0, 2)]),
+    ("half", dict(repeat_times=3, src_stride=0, dst_gap=0), [(0, 0, 0), (0, 0, 1), (0, 0, 2)]),
 ]
 
 
@@ -114,18 +114,18 @@ def test_key_feature_examples(dtype, kw, placements):
 
 OUTER_LOOP = [
     # "分形转置" section: an outer loop of 2 calls, src offset 3 squares, dst offset as given
-    ("int4b", dict(repeatTimes=3, srcStride=1, dstGap=7, dstFracGap=0), 4,
+    ("int4b", dict(repeat_times=3, src_stride=1, dst_gap=7, dst_frac_gap=0), 4,
      lambda c, i, j: c * 4 + i * 8 + j),
-    ("int4b", dict(repeatTimes=3, srcStride=1, dstGap=0, dstFracGap=2), 12,
+    ("int4b", dict(repeat_times=3, src_stride=1, dst_gap=0, dst_frac_gap=2), 12,
      lambda c, i, j: c * 12 + i + 3 * j),
-    ("int8", dict(repeatTimes=3, srcStride=1, dstGap=3, dstFracGap=0), 2,
+    ("int8", dict(repeat_times=3, src_stride=1, dst_gap=3, dst_frac_gap=0), 2,
      lambda c, i, j: c * 2 + i * 4 + j),
-    ("int8", dict(repeatTimes=3, srcStride=1, dstGap=0, dstFracGap=2), 6,
+    ("int8", dict(repeat_times=3, src_stride=1, dst_gap=0, dst_frac_gap=2), 6,
      lambda c, i, j: c * 6 + i + 3 * j),
-    ("half", dict(repeatTimes=3, srcStride=1, dstGap=0), 3, lambda c, i, j: c * 3 + i),
-    ("float", dict(repeatTimes=3, srcStride=1, dstGap=3, dstFracGap=0), 2,
+    ("half", dict(repeat_times=3, src_stride=1, dst_gap=0), 3, lambda c, i, j: c * 3 + i),
+    ("float", dict(repeat_times=3, src_stride=1, dst_gap=3, dst_frac_gap=0), 2,
      lambda c, i, j: c * 2 + i * 4 + j),
-    ("float", dict(repeatTimes=3, srcStride=1, dstGap=0, dstFracGap=2), 6,
+    ("float", dict(repeat_times=3, src_stride=1, dst_gap=0, dst_frac_gap=2), 6,
      lambda c, i, j: c * 6 + i + 3 * j),
 ]
 
@@ -157,8 +157,8 @@ def test_seed_int4b_first_example_overlaps():
     reports it (the int8 text it was copied from has 2 fractals per iteration)."""
     l0 = Buffer("L0B", 8192)
     with pytest.raises(IllegalParameter, match="iteration 0 fractal 2 and iteration 1 fractal 0"):
-        load_data_with_transpose(l1_random(16384), l0, V1("int4b", repeatTimes=3, srcStride=1,
-                                                           dstGap=1, dstFracGap=0))
+        load_data_with_transpose(l1_random(16384), l0, V1("int4b", repeat_times=3, src_stride=1,
+                                                           dst_gap=1, dst_frac_gap=0))
     assert not l0.data.any()
 
 
@@ -168,14 +168,14 @@ def test_int4b_packing_example():
     raw[0] = 118                            # square element (0,0)=6, (0,1)=7
     l1 = Buffer("L1", raw)
     l0 = Buffer("L0B", 2048)
-    load_data_with_transpose(l1, l0, V1("int4b", repeatTimes=1))
+    load_data_with_transpose(l1, l0, V1("int4b", repeat_times=1))
     # transposed: (0,0)=6 stays, (1,0)=7 -> row 1 starts at byte 32 (64 nibbles per row)
     assert l0.data[0] == 6 and l0.data[32] == 7
 
 
 def test_repeat_times_zero_is_a_noop():
     l0 = Buffer("L0A", 1024)
-    pl = load_data_with_transpose(l1_random(4096), l0, V1("int8", repeatTimes=0, startIndex=9999))
+    pl = load_data_with_transpose(l1_random(4096), l0, V1("int8", repeat_times=0, start_index=9999))
     assert pl.bytes_moved == 0 and not l0.data.any()
 
 
@@ -213,8 +213,8 @@ def test_e2e_matrix_a_nz_to_zz(dtype):
     frac_shape, frac_size = (16, c0), 16 * c0
     dst_off = ceil_div(k, frac_shape[1]) * frac_size * frac_num
     src_off = ceil_div(k, frac_shape[0] * frac_num) * frac_size * frac_num
-    p = V1(dtype, startIndex=0, repeatTimes=ceil_div(k, frac_shape[0] * frac_num), srcStride=1,
-           dstGap=0, dstFracGap=ceil_div(k, frac_shape[1]) - 1)
+    p = V1(dtype, start_index=0, repeat_times=ceil_div(k, frac_shape[0] * frac_num), src_stride=1,
+           dst_gap=0, dst_frac_gap=ceil_div(k, frac_shape[1]) - 1)
     for i in range(ceil_div(m, frac_shape[1])):
         load_data_with_transpose(l1, l0a, p, i * dst_off * esize, i * src_off * esize)
     Mz, Kz = ceil_div(m, frac_shape[1]) * (sq if dtype == "int8" else 16), ceil_div(k, c0) * c0
@@ -235,9 +235,9 @@ def test_e2e_matrix_b_nz_to_zn(dtype):
     frac_shape, frac_size = (16, c0), 16 * c0
     dst_off = ceil_div(n, frac_shape[0] * frac_num) * frac_size * frac_num
     src_off = frac_size * frac_num
-    p = V1(dtype, startIndex=0, repeatTimes=ceil_div(n, frac_shape[1]),
-           srcStride=ceil_div(k, frac_shape[0] * frac_num),
-           dstGap=1 if dtype == "int8" else 0, dstFracGap=0)
+    p = V1(dtype, start_index=0, repeat_times=ceil_div(n, frac_shape[1]),
+           src_stride=ceil_div(k, frac_shape[0] * frac_num),
+           dst_gap=1 if dtype == "int8" else 0, dst_frac_gap=0)
     for i in range(ceil_div(k, frac_shape[0] * frac_num)):
         load_data_with_transpose(l1, l0b, p, i * dst_off * esize, i * src_off * esize)
     want = to_tile(as_bytes(padded(B, K, N), esize), "ZN").reshape(-1)       # B in Zn
@@ -253,8 +253,8 @@ def test_e2e_matrix_a_float_zz_to_zz():
     frac_shape, frac_num, frac_size = (16, 8), 2, 128
     dst_off = ceil_div(k, frac_shape[1] * frac_num) * frac_size * frac_num
     src_off = frac_size * frac_num
-    p = V1("float", startIndex=0, repeatTimes=ceil_div(k, frac_shape[1] * frac_num),
-           srcStride=ceil_div(m, frac_shape[1] * frac_num), dstGap=1, dstFracGap=0)
+    p = V1("float", start_index=0, repeat_times=ceil_div(k, frac_shape[1] * frac_num),
+           src_stride=ceil_div(m, frac_shape[1] * frac_num), dst_gap=1, dst_frac_gap=0)
     for i in range(ceil_div(m, frac_shape[1] * frac_num)):
         load_data_with_transpose(l1, l0a, p, i * dst_off * 4, i * src_off * 4)
     want = to_tile(as_bytes(padded(A, M, K), 4), "ZZ").reshape(-1)
@@ -270,8 +270,8 @@ def test_v2_example_int8_b_nz_to_zn():
     l0b = Buffer("L0B", 64 * 1024)
     k_step, n_step = ceil_div(k, 16), ceil_div(n, 32)
     for i in range(n_step):
-        p = V2("int8", startIndex=i * k_step, repeatTimes=k_step // 2, srcStride=2,
-               dstGap=n_step * 2 - 1)
+        p = V2("int8", start_index=i * k_step, repeat_times=k_step // 2, src_stride=2,
+               dst_gap=n_step * 2 - 1)
         load_data_with_transpose(l1, l0b, p, 1024 * i, 0)
     np.testing.assert_array_equal(l0b.data[:k * n], to_tile(as_bytes(B, 1), "ZN").reshape(-1))
 
@@ -281,11 +281,11 @@ def test_v2_example_int8_b_nz_to_zn():
 @st.composite
 def ldt_cases(draw, dtype):
     v2 = dtype != "int4b" and draw(st.booleans())
-    kw = dict(repeatTimes=draw(st.integers(1 if v2 else 0, 4)),
-              startIndex=draw(st.integers(0, 6)), srcStride=draw(st.integers(0, 3)),
-              dstGap=draw(st.integers(0, 5)), dstFracGap=draw(st.integers(0, 4)),
-              addrMode=draw(st.booleans()))
-    p = V2(dtype, srcFracGap=draw(st.integers(0, 3)), **kw) if v2 else V1(dtype, **kw)
+    kw = dict(repeat_times=draw(st.integers(1 if v2 else 0, 4)),
+              start_index=draw(st.integers(0, 6)), src_stride=draw(st.integers(0, 3)),
+              dst_gap=draw(st.integers(0, 5)), dst_frac_gap=draw(st.integers(0, 4)),
+              addr_mode=draw(st.booleans()))
+    p = V2(dtype, src_frac_gap=draw(st.integers(0, 3)), **kw) if v2 else V1(dtype, **kw)
     dst = "L0B" if (v2 or dtype == "int4b" or draw(st.booleans())) else "L0A"
     return p, dst, draw(st.integers(0, 16)) * 32, draw(st.integers(0, 4)) * 512, draw(st.integers(0, 99))
 
@@ -316,19 +316,22 @@ def test_fast_equals_reference(dtype, data):
 
 # --- faults -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("field,value", [("startIndex", 65536), ("srcStride", -1), ("dstGap", 70000),
-                                         ("dstFracGap", 65536), ("repeatTimes", 256)])
-def test_parameter_ranges(field, value):
-    with pytest.raises(ParameterRange, match=f"{field}={value}: outside"):
+@pytest.mark.parametrize("field,seed_name,value", [
+    ("start_index", "startIndex", 65536), ("src_stride", "srcStride", -1),
+    ("dst_gap", "dstGap", 70000), ("dst_frac_gap", "dstFracGap", 65536),
+    ("repeat_times", "repeatTimes", 256)])
+def test_parameter_ranges(field, seed_name, value):
+    """The fields are snake_case; the fault names the parameter as the seed does."""
+    with pytest.raises(ParameterRange, match=f"{seed_name}={value}: outside"):
         load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096), V1("int8", **{field: value}))
 
 
 def test_v2_ranges_and_rules():
     l1 = l1_random(4096)
     with pytest.raises(ParameterRange, match="repeatTimes=0: outside 1..255"):
-        load_data_with_transpose(l1, Buffer("L0B", 4096), V2("half", repeatTimes=0))
+        load_data_with_transpose(l1, Buffer("L0B", 4096), V2("half", repeat_times=0))
     with pytest.raises(ParameterRange, match="srcFracGap=65536"):
-        load_data_with_transpose(l1, Buffer("L0B", 4096), V2("half", srcFracGap=65536))
+        load_data_with_transpose(l1, Buffer("L0B", 4096), V2("half", src_frac_gap=65536))
     with pytest.raises(IllegalParameter, match="dst=L0A: LoadData2dTransposeParamsV2 writes L0B only"):
         load_data_with_transpose(l1, Buffer("L0A", 4096), V2("half"))
     with pytest.raises(IllegalParameter, match="dtype=int4b: V2 supports"):
@@ -337,21 +340,21 @@ def test_v2_ranges_and_rules():
 
 def test_int4b_only_to_l0b():
     with pytest.raises(IllegalParameter, match="dtype=int4b: int4b may be loaded only to L0B"):
-        load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096), V1("int4b", repeatTimes=1))
+        load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096), V1("int4b", repeat_times=1))
 
 
 def test_alignment():
     with pytest.raises(Alignment, match="L0A address=0x100: must be 512 B aligned"):
-        load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096), V1("half", repeatTimes=1), dst=256)
+        load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096), V1("half", repeat_times=1), dst=256)
     with pytest.raises(Alignment, match="L1 address=0x10: must be 32 B aligned"):
-        load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096), V1("half", repeatTimes=1), src=16)
+        load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096), V1("half", repeat_times=1), src=16)
 
 
 def test_out_of_bounds():
     with pytest.raises(OutOfBounds, match="L1 address=0x1000: reads 512 B, past the end of L1"):
-        load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096), V1("half", repeatTimes=1, startIndex=8))
+        load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096), V1("half", repeat_times=1, start_index=8))
     with pytest.raises(OutOfBounds, match="L0A address=0x400: writes 512 B"):
-        load_data_with_transpose(l1_random(4096), Buffer("L0A", 1024), V1("half", repeatTimes=3, srcStride=1))
+        load_data_with_transpose(l1_random(4096), Buffer("L0A", 1024), V1("half", repeat_times=3, src_stride=1))
     with pytest.raises(OutOfBounds, match="addrMode decrements below the start of L1"):
         load_data_with_transpose(l1_random(4096), Buffer("L0A", 4096),
-                                 V1("half", repeatTimes=3, startIndex=1, srcStride=1, addrMode=True))
+                                 V1("half", repeat_times=3, start_index=1, src_stride=1, addr_mode=True))

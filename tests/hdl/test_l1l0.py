@@ -5,13 +5,13 @@ import random
 import numpy as np
 import pytest
 
-from tilecosim.sim.scenarios import random_ldt_call
+from tilecosim.ops.load_data_with_transpose import random_ldt_call
 from tilecosim.sim.benches.load_data_with_transpose import LdtCall, run_and_compare_l1l0
 from tilecosim.model.layouts import to_tile
 from tilecosim.model.load_data import (LDT_DTYPES, LoadData2dTransposeParams as V1,
                              LoadData2dTransposeParamsV2 as V2)
 
-from .test_load_data import KEY_EXAMPLES, OUTER_LOOP, SQ_BYTES, as_bytes, ceil_div, padded
+from ..model.test_load_data import KEY_EXAMPLES, OUTER_LOOP, SQ_BYTES, as_bytes, ceil_div, padded
 
 
 def check(calls, l1, l0_bytes=16384, seed=0, stall=0.0, transpose="square", l0_init=None):
@@ -57,7 +57,7 @@ def test_e2e_matrix_b_int8_nz_to_zn_on_the_engine():
     B = np.random.default_rng(6).integers(-100, 100, (k, n)).astype(np.int8)
     K, N = ceil_div(k, 32) * 32, ceil_div(n, 32) * 32
     l1 = to_tile(as_bytes(padded(B, K, N), 1), "NZ").reshape(-1).copy()
-    p = V1("int8", repeatTimes=ceil_div(n, 32), srcStride=ceil_div(k, 32), dstGap=1)
+    p = V1("int8", repeat_times=ceil_div(n, 32), src_stride=ceil_div(k, 32), dst_gap=1)
     calls = [LdtCall(p, "L0B", i * ceil_div(n, 32) * 1024, i * 1024) for i in range(ceil_div(k, 32))]
     res = check(calls, l1, 16384, l0_init=np.zeros(16384, np.uint8))
     want = to_tile(as_bytes(padded(B, K, N), 1), "ZN").reshape(-1)
@@ -67,23 +67,23 @@ def test_e2e_matrix_b_int8_nz_to_zn_on_the_engine():
 @pytest.mark.parametrize("transpose", ["square", "naive"])
 def test_both_transpose_units(transpose):
     l1 = np.random.default_rng(9).integers(0, 256, 32768, dtype=np.uint8)
-    calls = [LdtCall(V1(dt, repeatTimes=2, srcStride=1, dstGap=3), "L0B") for dt in LDT_DTYPES]
+    calls = [LdtCall(V1(dt, repeat_times=2, src_stride=1, dst_gap=3), "L0B") for dt in LDT_DTYPES]
     check(calls, l1, seed=4, stall=0.1, transpose=transpose)
 
 
 FAULTS = [
-    (V1("half", repeatTimes=256), "L0A", 0, 0, 7),
-    (V1("half", repeatTimes=1, startIndex=65536), "L0A", 0, 0, 7),
-    (V2("half", repeatTimes=0), "L0B", 0, 0, 7),
-    (V1("int4b", repeatTimes=1), "L0A", 0, 0, 2),
-    (V2("half", repeatTimes=1), "L0A", 0, 0, 2),
-    (V1("half", repeatTimes=1), "L0A", 256, 0, 5),
-    (V1("half", repeatTimes=1), "L0A", 0, 16, 5),
-    (V1("int8", repeatTimes=3, srcStride=1, dstGap=0, dstFracGap=0), "L0A", 0, 0, 2),
-    (V1("half", repeatTimes=3, startIndex=1, srcStride=1, addrMode=True), "L0A", 0, 0, 6),
-    (V1("half", repeatTimes=1, startIndex=64), "L0A", 0, 0, 6),
-    (V1("half", repeatTimes=40, srcStride=1), "L0A", 0, 0, 6),
-    (V1("half", repeatTimes=0, startIndex=9999), "L0A", 0, 0, 0),
+    (V1("half", repeat_times=256), "L0A", 0, 0, 7),
+    (V1("half", repeat_times=1, start_index=65536), "L0A", 0, 0, 7),
+    (V2("half", repeat_times=0), "L0B", 0, 0, 7),
+    (V1("int4b", repeat_times=1), "L0A", 0, 0, 2),
+    (V2("half", repeat_times=1), "L0A", 0, 0, 2),
+    (V1("half", repeat_times=1), "L0A", 256, 0, 5),
+    (V1("half", repeat_times=1), "L0A", 0, 16, 5),
+    (V1("int8", repeat_times=3, src_stride=1, dst_gap=0, dst_frac_gap=0), "L0A", 0, 0, 2),
+    (V1("half", repeat_times=3, start_index=1, src_stride=1, addr_mode=True), "L0A", 0, 0, 6),
+    (V1("half", repeat_times=1, start_index=64), "L0A", 0, 0, 6),
+    (V1("half", repeat_times=40, src_stride=1), "L0A", 0, 0, 6),
+    (V1("half", repeat_times=0, start_index=9999), "L0A", 0, 0, 0),
 ]
 
 
@@ -102,7 +102,7 @@ def test_efficiency_bound_repeat_4():
     l1 = np.random.default_rng(6).integers(0, 256, 32768, dtype=np.uint8)
     for dt, rows in (("int8", 32), ("half", 16), ("float", 8), ("int4b", 64)):
         nfrac = SQ_BYTES[LDT_DTYPES[dt]] // 512
-        p = V1(dt, repeatTimes=4, srcStride=1, dstGap=nfrac - 1)
+        p = V1(dt, repeat_times=4, src_stride=1, dst_gap=nfrac - 1)
         res = check([LdtCall(p, "L0B")], l1)
         beats = 4 * SQ_BYTES[LDT_DTYPES[dt]] // 32
         assert res.cycles <= beats + rows + 6

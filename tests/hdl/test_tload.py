@@ -14,7 +14,7 @@ from tilecosim.model.dtypes import PadValue
 from tilecosim.model.scenarios import random_tload
 from tilecosim.model.tload import TLoadLayout as L, TLoadParams
 
-from .test_tload import EDGE, P
+from ..model.test_tload import EDGE, P
 
 STALL = 0.25
 

@@ -3,7 +3,7 @@
 
 from tilecosim.perf import bench
 
-from .test_cli import run
+from ..cli.test_cli import run
 
 
 def test_golden_model_speed_part():

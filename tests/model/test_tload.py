@@ -9,7 +9,7 @@ from tilecosim.model.dtypes import DTYPES, PadValue, pad_bytes
 from tilecosim.model.faults import Fault, IllegalInstruction, IllegalParameter, OutOfBounds
 from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, tload, tload_reference
 
-from .strategies import any_tloads, legal_tloads
+from ..strategies import any_tloads, legal_tloads
 
 L = TLoadLayout
 

@@ -29,7 +29,7 @@ def test_ldt_out_matches_the_model(l1, tmp_path):
     assert r.returncode == 0, r.stderr
     want = Buffer("L0A", 4096)
     load_data_with_transpose(Buffer("L1", data), want,
-                             LoadData2dTransposeParams("int8", repeatTimes=3, srcStride=1, dstFracGap=2))
+                             LoadData2dTransposeParams("int8", repeat_times=3, src_stride=1, dst_frac_gap=2))
     np.testing.assert_array_equal(np.fromfile(out, np.uint8), want.data)
     assert "iteration 1: L1 fractals 0x400, 0x600 -> L0A fractals 0x200, 0x800" in r.stdout
     assert "square of iteration 0, before (L1): 32x32 elements" in r.stdout

@@ -5,10 +5,11 @@ import random
 import numpy as np
 import pytest
 
-from tilecosim.sim.scenarios import random_load_case, random_store_case
-from tilecosim.sim.benches.align import (AlignCase, StoreCase, compare_load_align, compare_store_align,
-                           simulate_load_align, simulate_store_align)
-from tilecosim.model.load_align import WIDTHS, Addressing, LoadDist, StoreDist
+from tilecosim.ops.load_align import random_load_case
+from tilecosim.ops.store_align import random_store_case
+from tilecosim.sim.benches.align import (AlignCase, compare_load_align, compare_store_align,
+                                         simulate_load_align, simulate_store_align)
+from tilecosim.model.load_align import LoadDist, StoreDist
 
 
 def load_cases(rng, dist, n=40):

@@ -1,0 +1,57 @@
+"""The registry of operations: every flow finds an operation through it alone."""
+
+import random
+
+import pytest
+
+from tilecosim import ops
+from tilecosim.flows import coverage
+
+
+def test_the_registry_holds_the_four_operations_once_each():
+    assert ops.names() == ["tload", "load-data-with-transpose", "load-align", "store-align"]
+    assert [op.seed_name for op in ops.REGISTRY] == ["TLOAD", "LoadDataWithTranspose",
+                                                     "LoadAlign", "StoreAlign"]
+    tops = [t.name for t in ops.tops()]
+    assert len(tops) == len(set(tops))
+    with pytest.raises(KeyError, match="'bogus' is not an operation"):
+        ops.get("bogus")
+
+
+def test_tops_are_the_verilog_listing():
+    assert [t.name for t in ops.tops()] == ["tload_engine", "tload_engine_w64",
+                                            "square_transpose", "l1l0_engine",
+                                            "load_align_unit", "store_align_unit"]
+
+
+def test_coverage_counts_are_those_of_the_report():
+    """148 TLOAD, 74 LoadDataWithTranspose and 114 LoadAlign bins (336 in all)."""
+    assert coverage.OPS == ("tload", "load-data-with-transpose", "load-align")
+    assert [len(coverage.all_bins(op)) for op in coverage.OPS] == [148, 74, 114]
+    for op in coverage.OPS:
+        bins = coverage.all_bins(op)
+        assert len(bins) == len(set(bins))
+
+
+@pytest.mark.parametrize("name", ops.regress_names())
+def test_every_drawn_scenario_names_only_bins_of_its_operation(name):
+    op = ops.get(name)
+    bins = set(op.bins())
+    rng = random.Random(1)
+    for hint in [None] + op.bins()[::7]:
+        item, fault, hit = op.draw(rng, hint)
+        assert set(hit) <= bins
+        assert (fault is None) == (not any(".fault:" in b for b in hit))
+
+
+@pytest.mark.parametrize("name", ops.regress_names())
+def test_a_batch_runs_clean_and_its_repro_line_names_the_subcommand(name, tmp_path):
+    op = ops.get(name)
+    rng = random.Random(2)
+    items = [op.draw(rng, None)[0] for _ in range(3)]
+    if op.batch_key(items[0]) is not None:
+        items = [i for i in items if op.batch_key(i) == op.batch_key(items[0])]
+    got = op.run(items, "amaranth", op.image(5), 3, 0.0)
+    assert got.problems == {} and got.waveform is None
+    line = op.repro(items[0], "amaranth", 5, tmp_path / "img.bin", 0.0, 3)
+    assert line.startswith(f"tilecosim {name} ")

@@ -1,0 +1,119 @@
+"""The install: one top-level name, ``tilecosim``; the layers import only downwards."""
+
+import ast
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(code, cwd):
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+
+
+@pytest.mark.parametrize("name", ["model", "hdl"])
+def test_no_generic_top_level_names(name, tmp_path):
+    r = _run(f"import {name}", tmp_path)
+    assert r.returncode == 1 and f"No module named '{name}'" in r.stderr
+
+
+def test_the_package_and_its_layers_import_from_anywhere(tmp_path):
+    (tmp_path / "model.py").write_text("raise SystemExit('the user file was imported')\n")
+    r = _run("import tilecosim.model.asm, tilecosim.hdl.tload.engine, tilecosim.cli; "
+             "print(tilecosim.hdl.__name__)", tmp_path)
+    assert r.returncode == 0 and r.stdout.strip() == "tilecosim.hdl", r.stderr
+
+
+def test_site_packages_holds_tilecosim_alone():
+    import sysconfig
+    site = Path(sysconfig.get_paths()["purelib"])
+    ours = [p.name for p in site.iterdir() if "tilecosim" in p.name.lower()]
+    assert ours, "tilecosim is not installed"
+    assert not (site / "model").exists() and not (site / "hdl").exists()
+
+
+def test_every_package_folder_is_listed_in_pyproject():
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(cfg["packages"])
+    found = set()
+    for init in ROOT.glob("*/**/__init__.py"):
+        parts = init.parent.relative_to(ROOT).parts
+        if parts[0] in ("tilecosim",):
+            found.add(".".join(parts))
+        elif parts[0] in ("model", "hdl"):
+            found.add(".".join(("tilecosim",) + parts))
+    assert found == listed
+
+
+# --- layers: imports only go down --------------------------------------------------------
+
+LAYERS = ["model", "hdl", "sim", "ops", "flows", "perf", "cli"]
+ALLOWED = {                       # a layer -> the layers it may import
+    "model": set(),
+    "hdl": {"model"},
+    "sim": {"model", "hdl"},
+    "ops": {"model", "hdl", "sim"},
+    "flows": {"model", "hdl", "sim", "ops"},
+    "perf": {"model", "hdl", "sim", "ops"},
+    "cli": {"model", "hdl", "sim", "ops", "flows", "perf"},
+}
+FOLDER = {"model": ROOT / "model", "hdl": ROOT / "hdl",
+          **{x: ROOT / "tilecosim" / x for x in LAYERS[2:]}}
+
+
+def _imports(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "tilecosim":          # from tilecosim import ops
+                yield from (f"tilecosim.{a.name}" for a in node.names)
+            else:
+                yield node.module
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+
+
+BASE = {"tilecosim.progress"}      # utilities of the tool's every layer
+
+
+def _layer_of(module: str):
+    parts = module.split(".")
+    if parts[0] != "tilecosim" or len(parts) < 2:
+        return None
+    if module in BASE:
+        return "base"
+    return parts[1] if parts[1] in ALLOWED else "tool"
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_imports_only_go_down(layer):
+    bad = []
+    for path in FOLDER[layer].rglob("*.py"):
+        for mod in _imports(path):
+            target = _layer_of(mod)
+            if mod in ("model", "hdl") or mod.startswith(("model.", "hdl.")):
+                bad.append(f"{path.relative_to(ROOT)}: {mod} (a top-level name)")
+            elif target == "base":
+                if layer in ("model", "hdl"):
+                    bad.append(f"{path.relative_to(ROOT)}: {mod}")
+            elif target is not None and target != layer and target not in ALLOWED[layer]:
+                bad.append(f"{path.relative_to(ROOT)}: {mod}")
+    assert bad == []
+
+
+def test_gateware_imports_amaranth_the_model_and_itself_only():
+    for path in (ROOT / "hdl").rglob("*.py"):
+        for mod in _imports(path):
+            top = mod.split(".")[0]
+            assert top in ("amaranth", "tilecosim", "enum", "math", "functools",
+                           "dataclasses", "typing", "itertools") or mod.startswith("__"), \
+                f"{path.relative_to(ROOT)} imports {mod}"
+            if top == "tilecosim":
+                assert mod.startswith(("tilecosim.model", "tilecosim.hdl")), \
+                    f"{path.relative_to(ROOT)} imports {mod}"
+

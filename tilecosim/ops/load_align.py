@@ -1,0 +1,168 @@
+"""LoadAlign (seed 003): UB -> vector registers in one of the 18 distribution modes, on the
+LoadAlign unit.  Its documented short form is ``la`` (coverage bins).
+
+Coverage bins (114)
+  ``la.mode:DIST/T``               -- every legal distribution mode x data type
+  ``la.addressing:DIST/A``         -- mode x plain, post_update, addr_reg
+  ``la.trait:T``                   -- RegTraitNumTwo with b32 and b64
+  ``la.fault:KIND``                -- IllegalParameter, Alignment, OutOfBounds
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+
+from tilecosim.model.buffers import Buffer
+from tilecosim.model.display import seeded_memory
+from tilecosim.model.faults import Fault, FaultKind
+from tilecosim.model.load_align import WIDTHS, Addressing, LoadDist, load_align
+from tilecosim.sim.benches.align import AlignCase
+
+from . import Operation, Outcome, Top
+
+__all__ = ["LoadAlign", "la_bins", "la_legal", "random_addressing", "random_address",
+           "random_load_case", "VL"]
+
+UB_SIZE = 1 << 12
+VL = 256
+FAULTS = ("IllegalParameter", "Alignment", "OutOfBounds")
+ADDRESSING = ("plain", "post_update", "addr_reg")
+
+
+def la_legal(dist: LoadDist, t: str) -> bool:
+    return t != "b64" or dist is LoadDist.DIST_NORM
+
+
+def la_bins(case: AlignCase, fault: Fault | None) -> list[str]:
+    if fault is not None:
+        return [f"la.fault:{FaultKind(fault.code).name}"]
+    out = [f"la.mode:{case.dist}/{case.t}", f"la.addressing:{case.dist}/{case.how.kind}"]
+    if case.reg_trait == 2:
+        out.append(f"la.trait:{case.t}")
+    return out
+
+
+def random_addressing(rng: random.Random, kind: str | None = None) -> Addressing:
+    kind = kind or rng.choice(["plain", "post_update", "addr_reg"])
+    if kind == "plain":
+        return Addressing()
+    return Addressing(kind, rng.randint(-4, 12) * rng.choice([1, 4, 8, 16, 32]))
+
+
+def random_address(rng: random.Random) -> int:
+    """A UB address, aligned or not, within the first 2 KB."""
+    return rng.randint(0, 60) * rng.choice([1, 2, 4, 16, 32])
+
+
+def random_load_case(rng: random.Random, dist: LoadDist | None = None) -> AlignCase:
+    """A LoadAlign of ``dist`` (any when None): random type, address, addressing and, one
+    time in ten, RegTraitNumTwo."""
+    dist = dist if dist is not None else rng.choice(list(LoadDist))
+    t = rng.choice(list(WIDTHS))
+    how = random_addressing(rng)
+    return AlignCase(dist.name, t, random_address(rng), how, 2 if rng.random() < 0.1 else 1)
+
+
+def _model_fault(c: AlignCase) -> Fault | None:
+    try:
+        load_align(Buffer("UB", UB_SIZE), c.addr, c.dist, c.t, c.how, VL, c.reg_trait)
+    except Fault as f:
+        return f
+    return None
+
+
+def _unit(profile: str = "finite"):
+    from tilecosim.hdl.align.load import LoadAlignUnit
+    return LoadAlignUnit()
+
+
+class LoadAlign(Operation):
+    name = "load-align"
+    seed_name = "LoadAlign"
+    tops = (Top("load_align_unit", _unit, "LoadAlign unit, VL = 256"),)
+    tests = ("tests/hdl/test_align.py", "tests/hdl/test_kernels.py")
+    regress = True
+    batch = {"amaranth": 40, "verilog": 120}
+    image_file = "ub-seed{seed}.bin"
+
+    def bins(self) -> list[str]:
+        out = []
+        for d in LoadDist:
+            out += [f"la.mode:{d.name}/{t}" for t in WIDTHS if la_legal(d, t)]
+            out += [f"la.addressing:{d.name}/{a}" for a in ADDRESSING]
+        out += ["la.trait:b32", "la.trait:b64"]
+        return out + [f"la.fault:{k}" for k in FAULTS]
+
+    def draw(self, rng: random.Random, hint: str | None):
+        point, _, value = (hint or "").partition(":")
+        kind = value if point == "la.fault" else None
+        dist = rng.choice(list(LoadDist))
+        t = rng.choice([w for w in WIDTHS if la_legal(dist, w)])
+        how_kind = rng.choice(ADDRESSING)
+        trait = 1
+        if point == "la.mode":
+            d, t = value.split("/")
+            dist = LoadDist[d]
+        elif point == "la.addressing":
+            d, how_kind = value.split("/")
+            dist = LoadDist[d]
+            t = rng.choice([w for w in WIDTHS if la_legal(dist, w)])
+        elif point == "la.trait":
+            dist, t, trait = LoadDist.DIST_NORM, value, 2
+            how_kind = rng.choice(["plain", "post_update"])
+        w = WIDTHS[t]
+        how = Addressing() if how_kind == "plain" else \
+            Addressing(how_kind, rng.randint(-2, 8) * 32 // w)
+        addr = rng.randint(0, UB_SIZE // 32 - 20) * 32
+        if kind == "IllegalParameter":
+            dist, t = rng.choice([d for d in LoadDist if d is not LoadDist.DIST_NORM]), "b64"
+        elif kind == "Alignment":
+            t, how = "b8", Addressing("post_update", rng.choice([1, 3, 17]))
+            dist = LoadDist.DIST_DINTLV_B8
+        elif kind == "OutOfBounds":
+            addr = UB_SIZE - rng.randint(1, 4) * 32
+            dist, how = LoadDist.DIST_NORM, Addressing()
+        c = AlignCase(dist.name, t, addr, how, trait)
+        fault = _model_fault(c)
+        return c, fault, la_bins(c, fault)
+
+    def image(self, seed: int):
+        return seeded_memory(seed + 2, UB_SIZE)
+
+    def run(self, items, backend, image, seed, stall) -> Outcome:
+        from tilecosim.sim.benches.align import compare_load_align, simulate_load_align
+        res = simulate_load_align(items, image, VL, seed=seed, p_op=1 - stall,
+                                  p_ready=1 - stall, backend=backend)
+        by_index = {}
+        for line in compare_load_align(items, image, res, VL):
+            m = re.match(r"op (\d+) (.*)", line)
+            by_index[int(m[1]) if m else -1] = m[2] if m else line
+        cycles = res.out[-1] - res.accept[0] + 1 if res.out and res.accept else 0
+        return Outcome(by_index, res.waveform if res.timed_out else None, cycles, len(items))
+
+    def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
+        c = item
+        parts = ["tilecosim", "load-align", "--dist", c.dist, "--dtype", c.t, "--ub",
+                 shlex.quote(str(image_path)), "--addr", str(c.addr), "--vl", str(VL)]
+        if c.how.kind == "post_update":
+            parts += ["--post-update", str(c.how.value)]
+        elif c.how.kind == "addr_reg":
+            parts += ["--addr-reg", str(c.how.value)]
+        if c.reg_trait == 2:
+            parts += ["--reg-trait", "2"]
+        return " ".join(parts + ["--backend", backend])
+
+    def cross_check(self, backend: str) -> dict:
+        import numpy as np
+        from tilecosim.sim.benches.align import compare_load_align, simulate_load_align
+        rng = random.Random(7)
+        cases = [random_load_case(rng, d) for d in LoadDist for _ in range(3)]
+        ub = np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8)
+        res = simulate_load_align(cases, ub, VL, seed=3, p_op=0.8, p_ready=0.75,
+                                  backend=backend)
+        assert compare_load_align(cases, ub, res, VL) == []
+        o = res.accept[0]
+        return {"accept": [c - o for c in res.accept], "out": [c - o for c in res.out],
+                "faults": [r[3] for r in res.results]}

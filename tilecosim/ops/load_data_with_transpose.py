@@ -1,0 +1,184 @@
+"""LoadDataWithTranspose (seed 001): L1 -> L0A/L0B with a square-block transpose, on the
+L1 -> L0 engine.  Its documented short form is ``ldt`` (coverage bins, file names).
+
+Coverage bins (74)
+  ``ldt.form:DTYPE/V/ADDRMODE``    -- data type x V1/V2 (int4b has no V2) x addr_mode 0/1
+  ``ldt.gaps:DTYPE/G``             -- dst_gap, dst_frac_gap, src_frac_gap all zero, or not
+  ``ldt.repeat:DTYPE/R``           -- repeat_times 0 (V1), 1, many
+  ``ldt.fault:KIND``               -- IllegalParameter, Alignment, OutOfBounds, ParameterRange
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+import shlex
+
+import numpy as np
+
+from tilecosim.model.buffers import Buffer
+from tilecosim.model.display import seeded_memory
+from tilecosim.model.faults import Fault, FaultKind
+from tilecosim.model.load_data import (LDT_DTYPES, SQUARES, V2_DTYPES,
+                                       LoadData2dTransposeParams as V1,
+                                       LoadData2dTransposeParamsV2 as V2, plan_ldt)
+from tilecosim.sim.benches.load_data_with_transpose import LdtCall
+
+from . import Operation, Outcome, Top
+
+__all__ = ["LoadDataWithTranspose", "ldt_bins", "random_ldt_call"]
+
+L1_SIZE = 1 << 15
+L0_SIZE = 1 << 14
+FAULTS = ("IllegalParameter", "Alignment", "OutOfBounds", "ParameterRange")
+
+
+def ldt_bins(p, fault: Fault | None) -> list[str]:
+    if fault is not None:
+        return [f"ldt.fault:{FaultKind(fault.code).name}"]
+    v2 = p.version == 2
+    gaps = p.dst_gap or p.dst_frac_gap or (p.src_frac_gap if v2 else 0)
+    r = p.repeat_times
+    return [f"ldt.form:{p.dtype}/{'V2' if v2 else 'V1'}/{int(bool(p.addr_mode))}",
+            f"ldt.gaps:{p.dtype}/{'nonzero' if gaps else 'zero'}",
+            f"ldt.repeat:{p.dtype}/{'0' if r == 0 else '1' if r == 1 else 'many'}"]
+
+
+def random_ldt_call(rng: random.Random, dtype: str) -> LdtCall:
+    """A LoadDataWithTranspose call of ``dtype`` (V1 or V2, L0A or L0B, gaps 0..5)."""
+    v2 = dtype != "int4b" and rng.random() < 0.3
+    kw = dict(repeat_times=rng.randint(1 if v2 else 0, 4), start_index=rng.randint(0, 5),
+              src_stride=rng.randint(0, 3), dst_gap=rng.randint(0, 5),
+              dst_frac_gap=rng.randint(0, 4), addr_mode=rng.random() < 0.2)
+    p = V2(dtype, src_frac_gap=rng.randint(0, 3), **kw) if v2 else V1(dtype, **kw)
+    dst = "L0B" if (v2 or dtype == "int4b" or rng.random() < 0.5) else "L0A"
+    return LdtCall(p, dst, rng.randint(0, 3) * 512, rng.randint(0, 16) * 32)
+
+
+def _model_fault(c: LdtCall) -> Fault | None:
+    try:
+        plan_ldt(c.params, Buffer("L1", L1_SIZE), Buffer(c.dst_name, L0_SIZE), c.dst, c.src)
+    except Fault as f:
+        return f
+    return None
+
+
+def _engine(profile: str = "finite"):
+    from tilecosim.hdl.l1l0.engine import L1L0Engine
+    return L1L0Engine()
+
+
+class LoadDataWithTranspose(Operation):
+    name = "load-data-with-transpose"
+    seed_name = "LoadDataWithTranspose"
+    tops = (Top("l1l0_engine", _engine, "L1 -> L0 engine (LoadDataWithTranspose)"),)
+    tests = ("tests/hdl/test_l1l0.py",)
+    regress = True
+    batch = {"amaranth": 10, "verilog": 24}
+    image_file = "l1-seed{seed}.bin"
+
+    def bins(self) -> list[str]:
+        out = []
+        for dt in LDT_DTYPES:
+            versions = ("V1", "V2") if dt in V2_DTYPES else ("V1",)
+            out += [f"ldt.form:{dt}/{v}/{a}" for v in versions for a in (0, 1)]
+            out += [f"ldt.gaps:{dt}/{g}" for g in ("zero", "nonzero")]
+            out += [f"ldt.repeat:{dt}/{r}" for r in ("0", "1", "many")]
+        return out + [f"ldt.fault:{k}" for k in FAULTS]
+
+    def draw(self, rng: random.Random, hint: str | None):
+        point, _, value = (hint or "").partition(":")
+        kind = value if point == "ldt.fault" else None
+        parts = value.split("/") if point in ("ldt.form", "ldt.gaps", "ldt.repeat") else []
+        dtype = parts[0] if parts else rng.choice(list(LDT_DTYPES))
+        v2 = (parts[1] == "V2") if point == "ldt.form" else \
+            (dtype != "int4b" and rng.random() < 0.3)
+        addr_mode = (parts[2] == "1") if point == "ldt.form" else rng.random() < 0.25
+        repeat = rng.randint(1 if v2 else 0, 4)
+        if point == "ldt.repeat":
+            repeat = {"0": 0, "1": 1}.get(parts[1], rng.randint(2, 6))
+            if repeat == 0:
+                v2 = False
+        gaps = rng.random() < 0.6
+        if point == "ldt.gaps":
+            gaps = parts[1] == "nonzero"
+        kw = dict(repeat_times=repeat,
+                  src_stride=rng.randint(0, 3) if repeat > 1 else rng.randint(0, 2),
+                  dst_gap=rng.randint(0, 3) if gaps else 0,
+                  dst_frac_gap=rng.randint(0, 3) if gaps else 0, addr_mode=addr_mode)
+        sq = SQUARES[LDT_DTYPES[dtype]]
+        kw["start_index"] = (kw["src_stride"] * max(0, repeat - 1) + rng.randint(0, 2)) \
+            if addr_mode else rng.randint(0, 3)
+        if v2:
+            p = V2(dtype, src_frac_gap=rng.randint(0, 2) if gaps else 0, **kw)
+        else:
+            p = V1(dtype, **kw)
+        dst_name = "L0B" if (v2 or dtype == "int4b" or rng.random() < 0.5) else "L0A"
+        dst, src = rng.randint(0, 3) * 512, rng.randint(0, 8) * 32
+        if kind == "IllegalParameter":
+            p, dst_name = (V2("half", repeat_times=1), "L0A") if rng.random() < 0.5 else \
+                (V1("int4b", repeat_times=1), "L0A")
+        elif kind == "Alignment":
+            src = src + rng.choice([1, 2, 16]) if rng.random() < 0.5 else src
+            dst = dst + 32 if src % 32 == 0 else dst
+        elif kind == "OutOfBounds":
+            p = dataclasses.replace(p, start_index=L1_SIZE // sq.bytes + rng.randint(0, 4),
+                                    addr_mode=False, repeat_times=max(1, repeat))
+        elif kind == "ParameterRange":
+            p = dataclasses.replace(p, repeat_times=256 + rng.randint(0, 10))
+        c = LdtCall(p, dst_name, dst, src)
+        fault = _model_fault(c)
+        return c, fault, ldt_bins(p, fault)
+
+    def image(self, seed: int):
+        return seeded_memory(seed + 1, L1_SIZE)
+
+    def batch_key(self, item):
+        return item.dst_name                      # one destination buffer per bench run
+
+    def run(self, items, backend, image, seed, stall) -> Outcome:
+        from tilecosim.sim.benches.load_data_with_transpose import run_and_compare_l1l0
+        res, problems = run_and_compare_l1l0(items, image, np.zeros(L0_SIZE, np.uint8),
+                                             seed=seed, stall=stall, backend=backend)
+        by_index = {}
+        for line in problems:
+            m = re.match(r"call (\d+): (.*)", line)
+            if m:
+                by_index[int(m[1])] = m[2]
+            else:
+                by_index[-1] = line                 # the L0 image: not attributable yet
+        ideal = sum(c.params.repeat_times * SQUARES[LDT_DTYPES[c.params.dtype]].bytes // 32
+                    for c in items if _model_fault(c) is None)
+        return Outcome(by_index, res.waveform if res.timed_out else None, res.cycles or 0,
+                       ideal)
+
+    def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
+        c, p = item, item.params
+        parts = ["tilecosim", "load-data-with-transpose", "--dtype", p.dtype,
+                 "--repeat-times", str(p.repeat_times), "--start-index", str(p.start_index),
+                 "--src-stride", str(p.src_stride), "--dst-gap", str(p.dst_gap),
+                 "--dst-frac-gap", str(p.dst_frac_gap), "--addr-mode",
+                 str(int(bool(p.addr_mode)))]
+        if p.version == 2:
+            parts += ["--v2", "--src-frac-gap", str(p.src_frac_gap)]
+        parts += ["--dst", c.dst_name, "--src", shlex.quote(str(image_path)), "--dst-bytes",
+                  str(L0_SIZE), "--src-addr", str(c.src), "--dst-addr", str(c.dst),
+                  "--backend", backend, "--seed", str(seed)]
+        return " ".join(parts + (["--stall", f"{stall:g}"] if stall else []))
+
+    def cross_check(self, backend: str) -> dict:
+        from tilecosim.sim.benches.load_data_with_transpose import run_and_compare_l1l0
+        rng = random.Random(12)
+        calls = []
+        for dt in LDT_DTYPES:                      # every data type, on the same L0B
+            c = random_ldt_call(rng, dt)
+            calls.append(LdtCall(c.params, "L0B", c.dst, c.src))
+        l1 = np.random.default_rng(3).integers(0, 256, 32768, dtype=np.uint8)
+        l0 = np.random.default_rng(4).integers(0, 256, 16384, dtype=np.uint8)
+        res, problems = run_and_compare_l1l0(calls, l1, l0, seed=2, stall=0.2, backend=backend)
+        assert problems == [], "\n".join(problems)
+        assert 0 in res.faults
+        o = res.accept[0]
+        return {"accept": [c - o for c in res.accept], "first write": res.first_write - o,
+                "last write": res.last_write - o, "faults": res.faults}

@@ -1,0 +1,55 @@
+"""StoreAlign (seed 003): vector registers -> UB in one of the 14 distribution modes, with a
+byte mask, on the StoreAlign unit.  No CLI subcommand and no regression generator yet: it is
+simulated on every backend, converted, linted and mutated through this entry.
+"""
+
+from __future__ import annotations
+
+import random
+
+from tilecosim.model.load_align import WIDTHS, StoreDist
+from tilecosim.sim.benches.align import StoreCase
+
+from . import Operation, Top
+from .load_align import VL, random_address, random_addressing
+
+__all__ = ["StoreAlign", "random_store_case"]
+
+
+def random_store_case(rng: random.Random, dist: StoreDist | None = None,
+                      vl: int = VL) -> StoreCase:
+    """A StoreAlign of ``dist`` (any when None) with random registers and mask."""
+    dist = dist if dist is not None else rng.choice(list(StoreDist))
+    t = rng.choice(list(WIDTHS))
+    rt = 2 if rng.random() < 0.1 else 1
+    nregs = 2 if (dist.dual or rt == 2) else 1
+    regs = tuple(bytes(rng.randrange(256) for _ in range(vl)) for _ in range(nregs))
+    mask = bytes(rng.randrange(2) for _ in range(vl))
+    return StoreCase(dist.name, t, random_address(rng), regs, mask, random_addressing(rng), rt)
+
+
+def _unit(profile: str = "finite"):
+    from tilecosim.hdl.align.store import StoreAlignUnit
+    return StoreAlignUnit()
+
+
+class StoreAlign(Operation):
+    name = "store-align"
+    seed_name = "StoreAlign"
+    tops = (Top("store_align_unit", _unit, "StoreAlign unit, VL = 256"),)
+    tests = ("tests/hdl/test_align.py", "tests/hdl/test_kernels.py")
+
+    def cross_check(self, backend: str) -> dict:
+        import numpy as np
+        from tilecosim.sim.benches.align import compare_store_align, simulate_store_align
+        rng = random.Random(8)
+        cases = [random_store_case(rng, d, VL) for d in StoreDist for _ in range(3)]
+        ub = np.random.default_rng(8).integers(0, 256, 4096, dtype=np.uint8)
+        timing = {}
+        final, results, timed_out = simulate_store_align(cases, ub, VL, seed=5, p_op=0.8,
+                                                         p_ready=0.75, backend=backend,
+                                                         timing=timing)
+        assert compare_store_align(cases, ub, final, results, timed_out, VL) == []
+        o = timing["accept"][0]
+        return {"accept": [c - o for c in timing["accept"]],
+                "out": [c - o for c in timing["out"]], "faults": [r[1] for r in results]}

@@ -1,0 +1,177 @@
+"""TLOAD (seed 000): global memory -> tile registers, with the fractal layout transforms.
+
+Coverage bins (148)
+  ``tload.shape:LAYOUT/ESIZE/PAD`` -- layout x element size (b4x2, b8, b16, b32, b64) x pad
+  ``tload.outputs:LAYOUT/N``       -- 1, 2 or 3..8 output tiles
+  ``tload.region:LAYOUT/R``        -- valid region: full, rows (fewer valid rows than the
+                                      source block), cols (fewer valid columns), both
+  ``tload.source:LAYOUT/S``        -- dense (no RegSrc1) or strided
+  ``tload.fault:KIND``             -- IllegalInstruction, IllegalParameter, OutOfBounds
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from tilecosim.model.display import seeded_memory
+from tilecosim.model.dtypes import DTYPES, PadValue
+from tilecosim.model.faults import Fault, FaultKind
+from tilecosim.model.scenarios import random_tload
+from tilecosim.model.tload import TLoadLayout, TLoadParams, plan
+
+from . import Operation, Outcome, Top
+
+__all__ = ["TLoad", "esize_name", "tload_bins"]
+
+MEM_SIZE = 1 << 16              # global memory of the regression
+ESIZES = ("b4x2", "b8", "b16", "b32", "b64")
+FAULTS = ("IllegalInstruction", "IllegalParameter", "OutOfBounds")
+
+
+def esize_name(dtype) -> str:
+    return "b4x2" if dtype.name.endswith("x2") else f"b{8 * dtype.esize}"
+
+
+ESIZE_TYPES: dict[str, list[str]] = {}
+for _name, _dt in DTYPES.items():
+    ESIZE_TYPES.setdefault(esize_name(_dt), []).append(_name)
+
+
+def _outputs(n: int) -> str:
+    return str(n) if n <= 2 else "3..8"
+
+
+def tload_bins(p: TLoadParams, fault: Fault | None, pl=None) -> list[str]:
+    """The bins a TLOAD hits (``pl``: its plan, when the model accepts it)."""
+    if fault is not None:
+        return [f"tload.fault:{FaultKind(fault.code).name}"]
+    lay = p.layout.name
+    col = p.valid_col if p.col is None else p.col
+    rows = p.valid_row < pl.row
+    cols = p.valid_col < col
+    region = "both" if rows and cols else "rows" if rows else "cols" if cols else "full"
+    return [f"tload.shape:{lay}/{esize_name(p.dtype)}/{p.pad.name}",
+            f"tload.outputs:{lay}/{_outputs(len(p.outputs))}",
+            f"tload.region:{lay}/{region}",
+            f"tload.source:{lay}/{'dense' if p.stride is None else 'strided'}"]
+
+
+def _bench_config(backend: str, seed: int, stall: float):
+    from tilecosim.sim.benches.tload import SimConfig
+    ok = 1 - stall
+    return SimConfig(seed=seed, p_req_ready=ok, p_resp_valid=ok, p_write_ready=ok,
+                     p_instr_valid=ok, backend=backend)
+
+
+def _engine(width: int):
+    def make(profile: str = "finite"):
+        from tilecosim.hdl.tload.engine import TLoadEngine
+        return TLoadEngine(width=width, profile=profile)
+    return make
+
+
+def _transpose(profile: str = "finite"):
+    from tilecosim.hdl.transpose import SquareTranspose
+    return SquareTranspose()
+
+
+class TLoad(Operation):
+    name = "tload"
+    seed_name = "TLOAD"
+    tops = (Top("tload_engine", _engine(32), "TLOAD engine, W = 32"),
+            Top("tload_engine_w64", _engine(64), "TLOAD engine, W = 64"),
+            Top("square_transpose", _transpose, "transpose unit"))
+    tests = ("tests/hdl/test_tload.py",)
+    regress = True
+    batch = {"amaranth": 8, "verilog": 24}
+
+    def bins(self) -> list[str]:
+        out = []
+        for lay in TLoadLayout:
+            out += [f"tload.shape:{lay.name}/{e}/{p.name}" for e in ESIZES for p in PadValue]
+            out += [f"tload.outputs:{lay.name}/{n}" for n in ("1", "2", "3..8")]
+            out += [f"tload.region:{lay.name}/{r}" for r in ("full", "rows", "cols", "both")]
+            out += [f"tload.source:{lay.name}/{s}" for s in ("dense", "strided")]
+        return out + [f"tload.fault:{k}" for k in FAULTS]
+
+    def draw(self, rng: random.Random, hint: str | None):
+        point, _, value = (hint or "").partition(":")
+        kind = value if point == "tload.fault" else None
+        layout = dtype = pad = n = None
+        if point in ("tload.shape", "tload.outputs", "tload.region", "tload.source"):
+            parts = value.split("/")
+            layout = TLoadLayout[parts[0]]
+            if point == "tload.shape":
+                dtype = rng.choice(ESIZE_TYPES[parts[1]])
+                pad = PadValue[parts[2]]
+            elif point == "tload.outputs":
+                n = {"1": 1, "2": 2}.get(parts[1]) or rng.randint(3, 8)
+        while True:
+            p, span = random_tload(rng, layout, dtype, sizes=(256, 512, 1024, 2048), n=n,
+                                   pad=pad)
+            if span <= MEM_SIZE:
+                break
+        if kind == "IllegalInstruction":
+            outs = list(p.outputs)
+            outs[rng.randrange(len(outs))] = (rng.choice(["ACC", "S"]), outs[0][1])
+            p = dataclasses.replace(p, outputs=tuple(outs))
+        elif kind == "IllegalParameter":
+            col = p.valid_col if p.col is None else p.col
+            p = dataclasses.replace(p, col=col, valid_col=col + rng.randint(1, 4))
+        elif kind == "OutOfBounds":
+            p = dataclasses.replace(p, valid_row=max(1, p.valid_row),
+                                    valid_col=max(1, p.valid_col),
+                                    base=MEM_SIZE - rng.randint(0, 8))
+        try:
+            fault, pl = None, plan(p, MEM_SIZE)
+        except Fault as f:
+            fault, pl = f, None
+        return p, fault, tload_bins(p, fault, pl)
+
+    def image(self, seed: int):
+        return seeded_memory(seed, MEM_SIZE)
+
+    def run(self, items, backend, image, seed, stall) -> Outcome:
+        from tilecosim.sim.benches.tload import compare, simulate_tload
+        res = simulate_tload(items, image, _bench_config(backend, seed, stall))
+        problems, ideal = {}, 0
+        for i, p in enumerate(items):
+            code, mism = compare(p, image, res, instr=i)
+            if code is None:
+                ideal += len(p.outputs) * p.outputs[0][1] // 32
+            got = res.faults[i] if i < len(res.faults) else None
+            if got != (code or 0):
+                problems[i] = f"fault code {got} from the engine, {code or 0} from the model"
+            elif mism:
+                problems[i] = (f"{mism[0]} ({len(mism)} elements differ)" if len(mism) > 1
+                               else str(mism[0]))
+        return Outcome(problems, res.waveform if res.timed_out else None, res.cycles or 0,
+                       ideal)
+
+    def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
+        from tilecosim.sim.benches.tload import repro_command
+        return repro_command(item, _bench_config(backend, seed, stall), mem_seed, MEM_SIZE)
+
+    def cross_check(self, backend: str) -> dict:
+        from tilecosim.model.tload import TLoadLayout as L
+        from tilecosim.sim.benches.tload import SimConfig, run_and_compare
+        rng = random.Random(5)
+        plist = []
+        for layout, dt in ((L.ND2NZ, "FP16"), (L.ND2ZN, "S8"), (L.NORM, "FP32"),
+                           (L.DN2NZ, "BF16"), (L.DN2ZN, "S64")):
+            plist.append(random_tload(rng, layout, dt, sizes=(512, 1024),
+                                      n=rng.randint(1, 3))[0])
+        plist.insert(2, TLoadParams(L.NORM, "FP16", valid_col=40, valid_row=1, col=32,
+                                    outputs=(("T", 512),)))            # IllegalParameter
+        mem = seeded_memory(11, 1 << 15)
+        cfg = SimConfig(seed=4, p_req_ready=0.8, p_resp_valid=0.8, p_write_ready=0.8,
+                        p_instr_valid=0.9, backend=backend)
+        res, _, mism, problems = run_and_compare(plist, mem, cfg)
+        assert not mism and not problems, "\n".join(map(str, mism + problems))
+        assert 0 in res.faults and any(res.faults)                  # legal and faulting
+        o = res.accept_cycles[0]
+        return {"accept": [c - o for c in res.accept_cycles],
+                "done": [c - o for c in res.done_cycles],
+                "last write": res.last_write_cycle - o, "faults": res.faults}
+
