@@ -39,19 +39,14 @@ bench: $(STAMP)
 	$(BIN)/tilecosim bench --out build/bench
 
 bench-tload: $(STAMP)
-	$(INSTALL) -e '.[test,bench]'
-	mkdir -p build
-	$(BIN)/python -m tilecosim.perf.tload --area --json build/bench_tload.json
+	$(BIN)/tilecosim bench --only tload --out build/bench-tload
 
 bench-units: $(STAMP)
-	$(INSTALL) -e '.[test,bench]'
-	mkdir -p build
-	$(BIN)/python -m tilecosim.perf.units --area --json build/bench_units.json
+	$(BIN)/tilecosim bench --only l1l0,load-align --out build/bench-units
 
 # simulated cycles per second: Amaranth, Icarus, Verilator; Python-driven and bulk harness
 bench-sim: $(STAMP)
-	mkdir -p build
-	$(BIN)/python -m tilecosim.perf.sim_speed --json build/bench_sim.json
+	$(BIN)/tilecosim bench --only speed --out build/bench-sim
 
 # verilator --lint-only -Wall on every generated top, with hdl/lint_waivers.vlt
 lint: $(STAMP)
@@ -64,7 +59,7 @@ fuzz: $(STAMP)
 # single-point faults in the HDL, each run against the comparison suite (tens of minutes)
 mutation: $(STAMP)
 	mkdir -p build
-	$(BIN)/python -m tilecosim.flows.mutation --json build/mutation.json
+	$(BIN)/tilecosim mutation --json build/mutation.json
 
 # the coverage-driven regression: 2000 scenarios per operation on Amaranth's simulator,
 # 200 on each Verilog simulator

@@ -1,5 +1,5 @@
 import sys
 
-from tilecosim.cli.main import main
+from tilecosim.cli import main
 
 sys.exit(main())

@@ -188,3 +188,22 @@ def test_demo_runs():
     r = run("demo")
     assert r.returncode == 0, r.stdout[-2000:]
     assert r.stdout.rstrip().endswith("demo: all steps behaved as expected")
+
+
+# --- one parser per tool: bench parts and the mutation runner are subcommands ----------------
+
+def test_bench_runs_the_parts_it_is_asked_for(tmp_path):
+    r = run("bench", "--only", "load-align", "--out", str(tmp_path), "--json")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert obj["load_align"]["ops"] == 108 and obj["load_align"]["ops_per_cycle"] == 1.0
+    assert obj["tload"] == [] and obj["speed"] == [] and obj["area"] == []
+    assert "### LoadAlign unit" in (tmp_path / "bench.md").read_text()
+
+
+def test_mutation_lists_every_mutant_and_refuses_unknown_ones():
+    r = run("mutation", "--list")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 30
+    assert all(line.split()[1].startswith("hdl/") for line in r.stdout.splitlines())
+    r = run("mutation", "--only", "addr-norm,bogus")
+    assert r.returncode == 2 and "unknown mutant(s) bogus" in r.stderr

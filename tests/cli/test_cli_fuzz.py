@@ -12,7 +12,7 @@ import os
 
 from hypothesis import given, settings, strategies as st
 
-from tilecosim.cli.main import main
+from tilecosim.cli import main
 from tilecosim.model.asm import AsmError, parse_tload
 
 EXAMPLES = int(os.environ.get("TILECOSIM_FUZZ_EXAMPLES", "150"))

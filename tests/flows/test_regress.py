@@ -63,7 +63,7 @@ def test_a_mismatch_is_reported_with_a_command_that_reproduces_it(tmp_path, monk
         return out + [f"op {i} planted: dst0 byte lane 0 differs" for i, c in enumerate(cases)
                       if c.dist == "DIST_BRC_B16"]
     monkeypatch.setattr(sa, "compare_load_align", broken)
-    from tilecosim.cli.main import main
+    from tilecosim.cli import main
     code = main(["regress", "--ops", "load-align", "--count", "40", "--jobs", "1", "--out",
                  str(tmp_path), "--json"])
     out = capsys.readouterr().out

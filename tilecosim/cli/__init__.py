@@ -1,0 +1,76 @@
+"""The ``tilecosim`` command line: one module per subcommand group, assembled here.
+
+Exit status (the contract scripts rely on):
+  0  done
+  1  an HDL backend disagreed with the golden model
+  2  usage error (bad option, malformed assembly, unset register, unreadable file)
+  3  the instruction faulted (the fault's name and message are also on stderr)
+
+With ``--json`` the last line of stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tilecosim.model.asm import AsmError, RegisterError
+
+from . import (bench, demo, draw, load_align, load_data_with_transpose, mutation, regress, tload,
+               verilog)
+from .common import EXIT_OK, EXIT_USAGE, FMT, Parser, UsageError
+
+__all__ = ["main", "build_parser"]
+
+TOP_HELP = """\
+tilecosim: tile datapaths of an AI accelerator, as a numpy golden model and as
+Amaranth HDL checked against it.
+
+examples:
+  tilecosim tload 'TLOAD.NORM <LB0:100, LB1:a0, LB2:a1+10, FP16>, [a2], ->T<2KB>' \\
+      --reg a0=8 --reg a1=118 --reg a2=0
+  tilecosim asm 'TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16, Zero>, [a2, a0], ->T<2KB>'
+  tilecosim run program.s --reg a0=0
+  tilecosim load-data-with-transpose --dtype int8 --repeat-times 3 --src-stride 1 \\
+      --dst-gap 1 --src l1.bin --dst-bytes 4096
+  tilecosim load-align --dist DIST_US_B16 --dtype b16 --ub ub.bin --addr 64
+  tilecosim demo
+
+exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage error, 3 the instruction faulted
+"""
+
+
+#: the subcommand groups, in the order of ``tilecosim --help``
+GROUPS = (tload, load_data_with_transpose, load_align, regress, draw, bench, verilog, mutation,
+          demo)
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+    """The parser and the command of every subcommand."""
+    top = Parser(prog="tilecosim", description=TOP_HELP, formatter_class=FMT)
+    sub = top.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+    commands = {}
+    for group in GROUPS:
+        commands.update(group.add_parsers(sub))
+    return top, commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, commands = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.cmd == "demo":
+            return demo.run_demo(main)
+        return commands[args.cmd](args)
+    except AsmError as e:
+        print(f"tilecosim {args.cmd}: error: {e}", file=sys.stderr)
+    except (UsageError, RegisterError) as e:
+        print(f"tilecosim {args.cmd}: error: {e}", file=sys.stderr)
+    except BrokenPipeError:
+        return EXIT_OK
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -48,8 +48,12 @@ STEPS = [
 ]
 
 
-def _run(argv) -> tuple[int, str]:
-    from tilecosim.cli.main import main
+def add_parsers(sub) -> dict:
+    sub.add_parser("demo", help="a short showcase of TLOAD layouts, padding and tile registers")
+    return {"demo": None}            # run by the command line's main, which it calls back
+
+
+def _run(main, argv) -> tuple[int, str]:
     print("$ tilecosim " + " ".join(shlex.quote(a) for a in argv))
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -61,12 +65,13 @@ def _run(argv) -> tuple[int, str]:
     return code, err.getvalue()
 
 
-def run_demo() -> int:
+def run_demo(main) -> int:
+    """Every step through ``main`` (the command line's), so the demo runs what users type."""
     expected = [0, 0, 0, 0, 0, 0, 3]
     got, errs = [], []
     for title, argv in STEPS:
         print(f"## {title}")
-        code, err = _run(argv)
+        code, err = _run(main, argv)
         got.append(code)
         errs.append(err)
     with tempfile.TemporaryDirectory() as d:
@@ -75,12 +80,12 @@ def run_demo() -> int:
         np.arange(4096, dtype="<u2").view(np.uint8).tofile(l1)         # half ramp 0, 1, 2, ...
         print("## LoadDataWithTranspose, half: three 16x16 squares transposed into L0A "
               "(seed 001, repeatTimes 3, srcStride 1, dstGap 0).")
-        code, err = _run(["load-data-with-transpose", "--dtype", "half", "--repeat-times", "3",
+        code, err = _run(main, ["load-data-with-transpose", "--dtype", "half", "--repeat-times", "3",
                           "--src-stride", "1", "--src", str(l1), "--dst-bytes", "2048"])
         got.append(code)
         expected.append(0)
         print("## LoadAlign DIST_UNPACK_B16: 64 b16 elements, each followed by a zero element.")
-        code, err = _run(["load-align", "--dist", "DIST_UNPACK_B16", "--dtype", "b16",
+        code, err = _run(main, ["load-align", "--dist", "DIST_UNPACK_B16", "--dtype", "b16",
                           "--ub", str(l1), "--addr", "0"])
         got.append(code)
         expected.append(0)
@@ -91,7 +96,7 @@ def run_demo() -> int:
         prog = Path(d) / "seed_tiles.s"
         prog.write_text(SEED_PROGRAM)
         print(prog.read_text())
-        code, err = _run(["run", str(prog), "--reg", "a0=0", "--reg", "a1=512",
+        code, err = _run(main, ["run", str(prog), "--reg", "a0=0", "--reg", "a1=512",
                           "--reg", "a2=1024"])
         got.append(code)
         errs.append(err)
@@ -102,6 +107,3 @@ def run_demo() -> int:
     print("demo: all steps behaved as expected")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(run_demo())

@@ -17,7 +17,9 @@ PNG (Pillow).
   numbered by the element's position in the L1 square and coloured by its L1 fractal.
 """
 
+import argparse
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -25,8 +27,10 @@ from tilecosim.model.dtypes import DTYPES
 from tilecosim.model.layouts import Layout, default_fractal, tile_offsets
 from tilecosim.model.tload import TLoadLayout
 
+from .common import EXIT_OK, FMT, UsageError, check_writable, int_arg
+
 __all__ = ["Panel", "layout_picture", "ldt_picture", "to_text", "to_svg", "write_png",
-           "STORAGE", "TLOAD_LAYOUTS"]
+           "STORAGE", "TLOAD_LAYOUTS", "add_parsers"]
 
 STORAGE = [lay.value for lay in Layout]
 TLOAD_LAYOUTS = [lay.name for lay in TLoadLayout]
@@ -301,3 +305,83 @@ def architecture_svg() -> str:
             '<defs><marker id="arrow" markerWidth="10" markerHeight="8" refX="9" refY="4" '
             'orient="auto"><path d="M0,0 L10,4 L0,8 z" fill="#333"/></marker></defs>\n'
             '<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(s) + "\n</svg>\n")
+
+
+# --- the subcommand ---------------------------------------------------------------------------
+
+DRAW_HELP = """\
+Draw how a logical matrix lands in a tile, or a LoadDataWithTranspose square before and
+after.  LAYOUT is a storage layout (ND, DN, ZZ, ZN, NZ, NN), a TLOAD layout (NORM, ND2NZ,
+ND2ZN, DN2NZ, DN2ZN) or load-data-with-transpose (or architecture: the README's picture
+of the engines and the verification flow, SVG only).  Fractals are the 512 B ones of --dtype
+unless --fractal RxC says otherwise.  Without --out the picture is printed as numbers.
+
+examples:
+  tilecosim draw ZZ --rows 4 --cols 4 --fractal 2x2          # the seed's 4x4 example
+  tilecosim draw ND2NZ --dtype FP16 --rows 32 --cols 32 --out nd2nz.svg
+  tilecosim draw load-data-with-transpose --dtype half --out ldt.png
+"""
+
+def _fractal_arg(text):
+    try:
+        r, c = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected ROWSxCOLS, e.g. 2x2") from None
+    if r < 1 or c < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: both sides must be at least 1")
+    return r, c
+
+
+def add_parsers(sub) -> dict:
+    p = sub.add_parser("draw", help="pictures of the layouts (text, SVG or PNG)",
+                       description=DRAW_HELP, formatter_class=FMT)
+    p.add_argument("layout", metavar="LAYOUT")
+    p.add_argument("--dtype", default=None, help="data type (default FP16; for "
+                   "load-data-with-transpose one of its types, default half)")
+    p.add_argument("--rows", type=int_arg("--rows", 1, 4096), default=None, metavar="R")
+    p.add_argument("--cols", type=int_arg("--cols", 1, 4096), default=None, metavar="C")
+    p.add_argument("--fractal", type=_fractal_arg, default=None, metavar="RxC",
+                   help="fractal shape in elements (default: 512 B fractals of --dtype)")
+    p.add_argument("--out", metavar="FILE.svg|FILE.png", help="write a picture")
+    return {"draw": cmd_draw}
+
+
+def cmd_draw(args) -> int:
+    if args.out and not args.out.lower().endswith((".svg", ".png")):
+        raise UsageError(f"--out {args.out!r}: the file name must end in .svg or .png")
+    if args.out:
+        check_writable("--out", args.out)
+    if args.layout.lower() == "architecture":
+        if not args.out or not args.out.lower().endswith(".svg"):
+            raise UsageError("draw architecture: give --out FILE.svg")
+        try:
+            Path(args.out).write_text(architecture_svg())
+        except OSError as e:
+            raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+        print(f"wrote {args.out}")
+        return EXIT_OK
+    try:
+        if args.layout.lower() == "load-data-with-transpose":
+            if args.rows or args.cols or args.fractal:
+                raise UsageError("--rows/--cols/--fractal: the square of "
+                                 "load-data-with-transpose is set by --dtype")
+            panels = ldt_picture(args.dtype or "half")
+        else:
+            if args.rows is None or args.cols is None:
+                raise UsageError(f"draw {args.layout}: give the matrix with --rows R --cols C")
+            panels = layout_picture(args.layout, args.dtype or "FP16", args.rows, args.cols,
+                                    args.fractal)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not args.out:
+        print(to_text(panels), end="")
+        return EXIT_OK
+    try:
+        if args.out.lower().endswith(".svg"):
+            Path(args.out).write_text(to_svg(panels))
+        else:
+            write_png(panels, args.out)
+    except OSError as e:
+        raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    print(f"wrote {args.out}: " + "; ".join(p.title for p in panels))
+    return EXIT_OK

@@ -7,12 +7,11 @@ applied (the original text must occur exactly once), and the comparison suite ru
 copy of the installed layout (its directory and ``PYTHONPATH`` put the mutated ``tilecosim.hdl`` first): the unit's own tests first, then every HDL test if
 those pass.  A mutant is *killed* when a test fails; a survivor means a missing test.
 
-    python -m tilecosim.flows.mutation [--only ID[,ID...]] [--jobs J] [--json FILE] [--list]
+    tilecosim mutation [--only ID[,ID...]] [--jobs J] [--json FILE] [--list]
 
 ``make mutation`` runs them all and writes ``build/mutation.json``.
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from tilecosim import ops
 
-__all__ = ["Mutant", "MUTANTS", "apply", "run_mutant", "main"]
+__all__ = ["Mutant", "MUTANTS", "ROOT", "apply", "run_mutant", "select", "run_all"]
 
 ROOT = Path(__file__).resolve().parents[2]      # the repository
 # the tests each operation of the registry names for its gateware run first
@@ -210,45 +209,37 @@ def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800) -> dict:
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tilecosim.flows.mutation", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", metavar="ID[,ID...]", help="run only these mutants")
-    ap.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers (default 2)")
-    ap.add_argument("--json", metavar="FILE", help="also write the outcome as JSON")
-    ap.add_argument("--list", action="store_true", help="list the mutants and stop")
-    args = ap.parse_args(argv)
+def select(only: list[str] | None) -> list[Mutant]:
+    """The mutants named in ``only`` (all without); ValueError naming the unknown ones, or one
+    whose original text no longer occurs exactly once in the gateware."""
     todo = MUTANTS
-    if args.only:
-        ids = [s.strip() for s in args.only.split(",") if s.strip()]
-        unknown = [i for i in ids if i not in {m.id for m in MUTANTS}]
+    if only:
+        unknown = [i for i in only if i not in {m.id for m in MUTANTS}]
         if unknown:
-            ap.error(f"--only: unknown mutant(s) {', '.join(unknown)} (see --list)")
-        todo = [m for m in MUTANTS if m.id in ids]
-    if args.list:
-        for m in todo:
-            print(f"{m.id:20} hdl/{m.file:24} {m.what}")
-        return 0
+            raise ValueError(f"--only: unknown mutant(s) {', '.join(unknown)} (see --list)")
+        todo = [m for m in MUTANTS if m.id in only]
     for m in todo:                          # every mutant must still apply before any runs
         text = (ROOT / "hdl" / m.file).read_text()
         if text.count(m.old) != 1:
-            ap.error(f"mutant {m.id}: the original text occurs {text.count(m.old)} times in "
-                     f"hdl/{m.file}")
+            raise ValueError(f"mutant {m.id}: the original text occurs {text.count(m.old)} "
+                             f"times in hdl/{m.file} (the source changed: update the mutant)")
+    return todo
+
+
+def run_all(todo: list[Mutant], jobs: int, json_path: str | None) -> int:
+    """Run the mutants one after the other, print a line each and the summary; exit status
+    1 when one survives."""
     rows = []
     print(f"{'mutant':20} {'file':22} {'result':8} {'seconds':>7}  killed by / what")
     for m in todo:
-        r = run_mutant(m, args.jobs)
+        r = run_mutant(m, jobs)
         rows.append(r)
         print(f"{m.id:20} {m.file:22} {'killed' if r['killed'] else 'SURVIVED':8} "
               f"{r['seconds']:>7}  {r['by'] if r['killed'] else m.what}", flush=True)
     survivors = [r["id"] for r in rows if not r["killed"]]
     summary = {"mutants": len(rows), "killed": len(rows) - len(survivors),
                "survivors": survivors}
-    if args.json:
-        Path(args.json).write_text(json.dumps(dict(summary, rows=rows), indent=1))
+    if json_path:
+        Path(json_path).write_text(json.dumps(dict(summary, rows=rows), indent=1))
     print(json.dumps(summary))
     return 1 if survivors else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

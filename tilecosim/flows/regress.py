@@ -216,7 +216,7 @@ def summarize(drawn, outcomes, perf):
 
 
 def main_args(args) -> int:
-    """The ``regress`` subcommand (arguments parsed by :mod:`tilecosim.cli.main`)."""
+    """The ``regress`` subcommand (arguments parsed by :mod:`tilecosim.cli.regress`)."""
     out_dir = Path(args.out)
     bar = None
 

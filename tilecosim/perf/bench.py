@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tilecosim.progress import Progress
 
-__all__ = ["run_bench_all", "markdown"]
+__all__ = ["PARTS", "run_bench_all", "markdown"]
 
 SIZES = (2048, 8192, 65536)
 REPEATS = (4, 16, 64)
@@ -51,8 +51,8 @@ def _speed(backend, harness, repeat):
 
 def _golden():
     from tilecosim.model.tload import tload, tload_reference
-    from tilecosim.perf.sim_speed import _scenario
-    params, mem = _scenario()
+    from tilecosim.perf.sim_speed import scenario
+    params, mem = scenario()
     best = min(_timed(tload, mem, params) for _ in range(3))
     ref = _timed(tload_reference, mem, params)
     size = params.outputs[0][1]
@@ -89,32 +89,43 @@ AREA_TOPS = ["tload_engine (W = 32)", "tload_engine (W = 64)",
              "load_align_unit (VL = 256)", "store_align_unit (VL = 256)"]
 
 
-def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progress=None) -> dict:
-    """Run every part; returns the results (see :func:`markdown`)."""
+#: the parts of the run, in the order of the report
+PARTS = ("tload", "l1l0", "load-align", "speed", "golden", "area")
+
+
+def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progress=None,
+                  parts=PARTS) -> dict:
+    """Run ``parts`` (every one by default; ``area=False`` drops the synthesis); returns the
+    results (see :func:`markdown`)."""
     from tilecosim.model.load_data import LDT_DTYPES
     from tilecosim.model.tload import TLoadLayout
     from tilecosim.sim.runner import BACKENDS, missing
     tasks = []
-    for lay in TLoadLayout:
-        for e in (1, 2, 4, 8):
-            for s in SIZES:
-                tasks.append(("tload", _tload_case, (lay.name, e, s)))
-    for dt in LDT_DTYPES:
-        for r in REPEATS:
-            tasks.append(("l1l0", _l1l0_case, (dt, r)))
-    tasks.append(("load_align", _load_align, ()))
-    for b in BACKENDS:
-        if missing(b):
-            raise RuntimeError(missing(b))
-        for h in ("python", "bulk"):
-            tasks.append(("speed", _speed, (b, h, speed_repeat)))
-    tasks.append(("golden", _golden, ()))
-    if area:
+    if "tload" in parts:
+        for lay in TLoadLayout:
+            for e in (1, 2, 4, 8):
+                for s in SIZES:
+                    tasks.append(("tload", _tload_case, (lay.name, e, s)))
+    if "l1l0" in parts:
+        for dt in LDT_DTYPES:
+            for r in REPEATS:
+                tasks.append(("l1l0", _l1l0_case, (dt, r)))
+    if "load-align" in parts:
+        tasks.append(("load_align", _load_align, ()))
+    if "speed" in parts:
+        for b in BACKENDS:
+            if missing(b):
+                raise RuntimeError(missing(b))
+            for h in ("python", "bulk"):
+                tasks.append(("speed", _speed, (b, h, speed_repeat)))
+    if "golden" in parts:
+        tasks.append(("golden", _golden, ()))
+    if area and "area" in parts:
         tasks += [("area", _area, (t,)) for t in AREA_TOPS]
     # the slow ones first, so the pool ends together
     order = {"area": 0, "speed": 1, "golden": 2, "l1l0": 3, "tload": 4, "load_align": 5}
     tasks.sort(key=lambda t: order[t[0]])
-    out = {"tload": [], "l1l0": [], "speed": [], "area": []}
+    out = {"tload": [], "l1l0": [], "speed": [], "area": [], "load_align": None, "golden": None}
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [(kind, pool.submit(fn, *args)) for kind, fn, args in tasks]
@@ -134,40 +145,52 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
 
 def markdown(res: dict) -> str:
     """The results as Markdown tables."""
-    L = ["### TLOAD engine (W = 32): efficiency = ideal / cycles (first write, cycles after "
-         "accept)", "",
-         "| layout | element | " + " | ".join(f"{s // 1024} KB" for s in SIZES) + " |",
-         "|---|---|" + "---:|" * len(SIZES)]
-    cells = {(r["layout"], r["dtype"], r["size"]): r for r in res["tload"]}
-    for lay, dt in dict.fromkeys((r["layout"], r["dtype"]) for r in res["tload"]):
-        row = [f"{cells[(lay, dt, s)]['efficiency']:.3f} ({cells[(lay, dt, s)]['first_write']})"
-               for s in SIZES]
-        L.append(f"| {lay} | {dt} | " + " | ".join(row) + " |")
-    L += ["", "### L1 -> L0 engine (LoadDataWithTranspose): efficiency (first write)", "",
-          "| data type | " + " | ".join(f"repeat {r}" for r in REPEATS) + " |",
-          "|---|" + "---:|" * len(REPEATS)]
-    l1 = {(r["dtype"], r["repeat"]): r for r in res["l1l0"]}
-    for dt in dict.fromkeys(r["dtype"] for r in res["l1l0"]):
-        L.append(f"| {dt} | " + " | ".join(
-            f"{l1[(dt, r)]['efficiency']:.3f} ({l1[(dt, r)]['first_write']})" for r in REPEATS) + " |")
+    L = []
+    if res["tload"]:
+        L += ["### TLOAD engine (W = 32): efficiency = ideal / cycles (first write, cycles "
+              "after accept)", "",
+              "| layout | element | " + " | ".join(f"{s // 1024} KB" for s in SIZES) + " |",
+              "|---|---|" + "---:|" * len(SIZES)]
+        cells = {(r["layout"], r["dtype"], r["size"]): r for r in res["tload"]}
+        for lay, dt in dict.fromkeys((r["layout"], r["dtype"]) for r in res["tload"]):
+            row = [f"{cells[(lay, dt, s)]['efficiency']:.3f} "
+                   f"({cells[(lay, dt, s)]['first_write']})" for s in SIZES]
+            L.append(f"| {lay} | {dt} | " + " | ".join(row) + " |")
+        L.append("")
+    if res["l1l0"]:
+        L += ["### L1 -> L0 engine (LoadDataWithTranspose): efficiency (first write)", "",
+              "| data type | " + " | ".join(f"repeat {r}" for r in REPEATS) + " |",
+              "|---|" + "---:|" * len(REPEATS)]
+        l1 = {(r["dtype"], r["repeat"]): r for r in res["l1l0"]}
+        for dt in dict.fromkeys(r["dtype"] for r in res["l1l0"]):
+            L.append(f"| {dt} | " + " | ".join(
+                f"{l1[(dt, r)]['efficiency']:.3f} ({l1[(dt, r)]['first_write']})"
+                for r in REPEATS) + " |")
+        L.append("")
     la = res["load_align"]
-    L += ["", f"### LoadAlign unit: {la['ops_per_cycle']} ops/cycle over {la['ops']} ops of "
-          f"every mode back to back; latency {la['latency']} cycles"]
+    if la:
+        L += [f"### LoadAlign unit: {la['ops_per_cycle']} ops/cycle over {la['ops']} ops of "
+              f"every mode back to back; latency {la['latency']} cycles", ""]
     sp = res["speed"]
-    base = next((r["cycles_per_s"] for r in sp if r["backend"] == "amaranth"
-                 and r["harness"] == "bulk"), None)
-    L += ["", f"### Simulation speed: one 64 KB TLOAD (ND2NZ FP16 128 x 256) issued "
-          f"{res.get('speed_repeat', 2)} times; simulated cycles per second", "",
-          "| backend | harness | cycles | seconds | cycles/s | vs Amaranth bulk |",
-          "|---|---|---:|---:|---:|---:|"]
-    for r in sp:
-        ratio = f"{r['cycles_per_s'] / base:.1f}x" if base else "-"
-        L.append(f"| {r['backend']} | {r['harness']} | {r['cycles']} | {r['seconds']:.2f} | "
-                 f"{r['cycles_per_s']:,.0f} | {ratio} |")
+    if sp:
+        base = next((r["cycles_per_s"] for r in sp if r["backend"] == "amaranth"
+                     and r["harness"] == "bulk"), None)
+        L += [f"### Simulation speed: one 64 KB TLOAD (ND2NZ FP16 128 x 256) issued "
+              f"{res.get('speed_repeat', 2)} times; simulated cycles per second", "",
+              "| backend | harness | cycles | seconds | cycles/s | vs Amaranth bulk |",
+              "|---|---|---:|---:|---:|---:|"]
+        for r in sp:
+            ratio = f"{r['cycles_per_s'] / base:.1f}x" if base else "-"
+            L.append(f"| {r['backend']} | {r['harness']} | {r['cycles']} | {r['seconds']:.2f} "
+                     f"| {r['cycles_per_s']:,.0f} | {ratio} |")
+        L.append("")
     g = res["golden"]
-    L += ["", f"### Golden model: the vectorized TLOAD moves a {g['tile_bytes'] // 1024} KB tile "
-          f"in {g['fast_s'] * 1e3:.2f} ms ({g['fast_mb_per_s']} MB/s), {g['ratio']}x the "
-          f"seed's loops ({g['reference_s']} s)"]
+    if g:
+        L += [f"### Golden model: the vectorized TLOAD moves a {g['tile_bytes'] // 1024} KB "
+              f"tile in {g['fast_s'] * 1e3:.2f} ms ({g['fast_mb_per_s']} MB/s), {g['ratio']}x "
+              f"the seed's loops ({g['reference_s']} s)", ""]
+    if L:
+        L.pop()                                  # the blank line before the next section
     if res["area"]:
         L += ["", "### Area: Yosys `synth -noabc` (generic gates; flip-flops as after any "
               "synthesis)", "",
@@ -189,7 +212,8 @@ def main_args(args) -> int:
         nonlocal bar
         bar = bar or Progress("bench", total, "parts")
         bar.update(done)
-    res = run_bench_all(args.jobs, area=not args.no_area, progress=progress)
+    res = run_bench_all(args.jobs, area=not args.no_area, progress=progress,
+                        parts=args.only or PARTS)
     md = markdown(res)
     (out / "bench.md").write_text(md)
     (out / "bench.json").write_text(json.dumps(res, indent=1))

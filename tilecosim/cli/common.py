@@ -1,0 +1,224 @@
+"""What every subcommand of the ``tilecosim`` command line shares: the exit statuses, the
+one-line usage error, argument types that name the option and the value, the checks of
+output paths and waveform options, and the JSON printout.
+
+Exit status (the contract scripts rely on):
+  0  done
+  1  an HDL backend disagreed with the golden model
+  2  usage error (bad option, malformed assembly, unset register, unreadable file)
+  3  the instruction faulted (the fault's name and message are also on stderr)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from tilecosim.model.display import ramp_memory, seeded_memory
+from tilecosim.model.dtypes import PROFILES
+from tilecosim.model.tload import LCFR
+
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
+
+BACKENDS = ("golden", "amaranth", "icarus", "verilator")
+
+BACKEND_HELP = ("golden (the numpy model alone; default), or an HDL backend compared with the "
+                "model: amaranth (its simulator), icarus or verilator (cocotb on the generated "
+                "Verilog; the first run of a design builds it, later runs reuse the build)")
+
+DEFAULT_MEM_SIZE = 4 << 20
+
+MAX_MEM_SIZE = 1 << 30
+
+class UsageError(Exception):
+    """A one-line usage error (exit 2)."""
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error on one line and exits 2."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+FMT = argparse.RawDescriptionHelpFormatter
+
+
+# --- argument types and groups ------------------------------------------------------------
+
+def any_int(name):
+    def conv(text):
+        try:
+            return int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
+    return conv
+
+def int_arg(name, lo: int = 1, hi: int = MAX_MEM_SIZE):
+    def conv(text):
+        try:
+            v = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} must be in {lo}..{hi}")
+        return v
+    return conv
+
+def prob_arg(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--stall {text!r} is not a number") from None
+    if not 0 <= v < 1:
+        raise argparse.ArgumentTypeError(f"--stall {text!r} must be in [0, 1)")
+    return v
+
+def lcfr_arg(text):
+    try:
+        lo, hi = (int(x, 0) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--lcfr {text!r} is not MIN:MAX in bytes") from None
+    if not 256 <= lo <= hi:
+        raise argparse.ArgumentTypeError(f"--lcfr {text!r}: need 256 <= MIN <= MAX")
+    return LCFR(lo, hi)
+
+def add_hdl_options(p, tload: bool = True):
+    g = p.add_argument_group("HDL backends")
+    if tload:
+        g.add_argument("--width", type=any_int("--width"), choices=(32, 64), default=32,
+                       help="beat width W in bytes (default 32)")
+        g.add_argument("--latency", type=any_int("--latency"), default=2, metavar="CYCLES",
+                       help="memory response latency of the bench (default 2)")
+    g.add_argument("--stall", type=prob_arg, default=0.0, metavar="P",
+                   help="probability of idle/back-pressure on every port each cycle (default 0)")
+    g.add_argument("--seed", type=any_int("--seed"), default=0, metavar="S",
+                   help="seed of the idle/back-pressure patterns (default 0)")
+    g.add_argument("--transpose", choices=("square", "naive"), default="square",
+                   help="transpose unit: one square, alternating orientation (default) or naive")
+    g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
+    g.add_argument("--waves", metavar="FILE.fst",
+                   help="icarus, verilator: write an FST waveform of the run")
+
+def add_regs(p):
+    p.add_argument("--reg", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a scalar register, e.g. --reg a0=64 --reg a2=0x1000 (repeatable)")
+
+def add_machine(p):
+    p.add_argument("--mem", metavar="FILE", help="raw bytes of global memory (default: a ramp)")
+    p.add_argument("--mem-size", type=int_arg("--mem-size"), default=DEFAULT_MEM_SIZE,
+                   metavar="BYTES", help=f"size of the ramp memory (default {DEFAULT_MEM_SIZE})")
+    p.add_argument("--profile", choices=PROFILES, default="finite",
+                   help="pad values for Max/Min: largest finite (default) or +/-inf")
+    p.add_argument("--lcfr", metavar="MIN:MAX", type=lcfr_arg, default=LCFR(),
+                   help="tile-size limits in bytes (default 256:262144)")
+
+
+# --- checks and printouts --------------------------------------------------------------------
+
+def parse_regs(items: list[str]) -> dict[str, int]:
+    from tilecosim.model.asm import SCALAR_REGS
+    regs = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in SCALAR_REGS:
+            raise UsageError(f"--reg {item!r}: expected NAME=VALUE with NAME a scalar register "
+                             f"(a0..a7, t0..t6, s0..s11, x1..x31)")
+        try:
+            regs[name] = int(value.strip(), 0) & ((1 << 64) - 1)
+        except ValueError:
+            raise UsageError(f"--reg {item!r}: VALUE {value!r} is not an integer") from None
+    return regs
+
+def memory_of(args, dt) -> np.ndarray:
+    if getattr(args, "mem_seed", None) is not None:
+        if args.mem:
+            raise UsageError("--mem and --mem-seed exclude each other")
+        return seeded_memory(args.mem_seed, args.mem_size)
+    if args.mem:
+        try:
+            return np.fromfile(args.mem, dtype=np.uint8)
+        except OSError as e:
+            raise UsageError(f"--mem {args.mem!r}: {e.strerror or e}") from None
+    return ramp_memory(dt, args.mem_size)
+
+def read_file(opt, path) -> np.ndarray:
+    try:
+        data = np.fromfile(path, dtype=np.uint8)
+    except OSError as e:
+        raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
+    if data.size == 0:
+        raise UsageError(f"{opt} {path!r}: the file is empty")
+    return data
+
+def check_out(path: str | None):
+    if path and not Path(path).resolve().parent.is_dir():
+        raise UsageError(f"--out {path!r}: directory does not exist")
+
+def check_writable(opt, path):
+    parent = Path(path).resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"{opt} {path!r}: directory {str(parent)!r} does not exist")
+    if Path(path).is_dir():
+        raise UsageError(f"{opt} {path!r}: is a directory")
+
+def check_waves(args):
+    """--vcd goes with amaranth, --waves with icarus/verilator; the file must be writable."""
+    if args.backend == "golden" and (args.vcd or args.waves):
+        opt = "--vcd" if args.vcd else "--waves"
+        raise UsageError(f"{opt} needs an HDL backend (--backend amaranth, icarus or verilator)")
+    if args.vcd and args.backend != "amaranth":
+        raise UsageError(f"--vcd is for --backend amaranth; {args.backend} writes FST with "
+                         f"--waves FILE.fst")
+    if args.waves and args.backend == "amaranth":
+        raise UsageError("--waves is for --backend icarus or verilator; amaranth writes VCD "
+                         "with --vcd FILE")
+    for opt, path in (("--vcd", args.vcd), ("--waves", args.waves)):
+        if path:
+            check_writable(opt, path)
+
+def make_dir(opt: str, path: str) -> Path:
+    """Create an output directory, or a usage error naming the option."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
+    return Path(path)
+
+def backend_errors():
+    """What an HDL run raises on bad input or a broken tool (turned into usage errors)."""
+    from tilecosim.sim.runner import BenchError
+    return (ValueError, OSError, BenchError)
+
+def usage_from(args, e):
+    if isinstance(e, OSError):
+        opt, path = ("--vcd", args.vcd) if args.vcd else ("--waves", args.waves)
+        return UsageError(f"{opt} {path!r}: {e.strerror or e}")
+    return UsageError(f"--backend {args.backend}: {e}")
+
+def wave_lines(args, top) -> list[str]:
+    """The waveform's path and a GTKWave save file grouping the engine's streams."""
+    path = args.vcd or args.waves
+    if not path or not Path(path).exists():
+        return []
+    from tilecosim import ops
+    from tilecosim.sim.ports import probe
+    from tilecosim.sim.waves import write_gtkw
+    gtkw = write_gtkw(path, top, args.backend, probe(ops.top(top).make))
+    return [f"  waveform: {path}  (gtkwave {path} {gtkw})"]
+
+def quote_argv(argv):
+    import shlex
+    prog = "tilecosim" if argv and argv[0].endswith(("tilecosim", "__main__.py")) else argv[0]
+    return [prog] + [shlex.quote(a) for a in argv[1:]]
+
+def result_json(op, backend, tiles, names, fault=None, **extra):
+    return {"op": op, "backend": backend,
+            "tiles": [dict(img.to_json(), name=n) for img, n in zip(tiles, names)],
+            "cycles": None, "ideal_cycles": None, "match": None,
+            "fault": fault.to_json() if fault else None} | extra
+
+def emit_json(obj):
+    print(json.dumps(obj))

@@ -1,0 +1,151 @@
+"""``tilecosim load-align``: one LoadAlign on the model or an HDL backend."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from tilecosim.model.faults import Fault
+
+from .common import (BACKEND_HELP, BACKENDS, EXIT_FAULT, EXIT_MISMATCH, EXIT_OK, FMT,
+                     UsageError, any_int, backend_errors, check_out, check_waves, emit_json,
+                     int_arg, quote_argv, read_file, usage_from, wave_lines)
+
+LOAD_ALIGN_HELP = """\
+Run one LoadAlign (UB -> one or two RegTensors of VL bytes) and print the register lanes.
+
+examples:
+  tilecosim load-align --dist DIST_US_B16 --dtype b16 --ub ub.bin --addr 64
+  tilecosim load-align --dist DIST_DINTLV_B8 --dtype b8 --ub ub.bin --addr 0 \\
+      --post-update 512 --json --out regs.npz
+
+--addr is the byte address in UB (UB is as large as the --ub file); --post-update STRIDE
+and --addr-reg OFFSET count elements of --dtype, as in the seed.  --out writes dst0 (and
+dst1 for dual modes) as uint8 arrays of VL bytes.
+"""
+
+
+def dist_arg(text):
+    from tilecosim.model.load_align import LoadDist
+    key = text.upper()
+    key = key if key.startswith("DIST_") else "DIST_" + key
+    if key not in LoadDist.__members__:
+        raise argparse.ArgumentTypeError(f"--dist {text!r} is not a LoadDist (e.g. DIST_NORM, "
+                                         f"DIST_US_B16, DIST_DINTLV_B8)")
+    return LoadDist[key]
+
+
+def add_parsers(sub) -> dict:
+    from tilecosim.model.load_align import LoadDist, WIDTHS
+    p = sub.add_parser("load-align", help="UB -> RegTensor with a distribution mode",
+                       description=LOAD_ALIGN_HELP, formatter_class=FMT)
+    p.add_argument("--dist", required=True, type=dist_arg, metavar="DIST_...",
+                   help="one of " + ", ".join(d.name for d in LoadDist))
+    p.add_argument("--dtype", required=True, choices=list(WIDTHS))
+    p.add_argument("--ub", required=True, metavar="FILE", help="UB image")
+    p.add_argument("--addr", required=True, type=any_int("--addr"), metavar="BYTES")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--post-update", type=any_int("--post-update"), metavar="STRIDE",
+                   help="PostUpdate: load, then addr += STRIDE elements (next_addr in the JSON)")
+    g.add_argument("--addr-reg", type=any_int("--addr-reg"), metavar="OFFSET",
+                   help="AddrReg: load at addr + OFFSET elements")
+    p.add_argument("--vl", type=int_arg("--vl"), default=256, metavar="BYTES",
+                   help="vector length (default 256)")
+    p.add_argument("--reg-trait", type=any_int("--reg-trait"), choices=(1, 2), default=1,
+                   help="2: RegTraitNumTwo (b64 / complex32 split over two registers)")
+    p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
+    g = p.add_argument_group("HDL backends")
+    g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
+    g.add_argument("--waves", metavar="FILE.fst",
+                   help="icarus, verilator: write an FST waveform of the run")
+    p.add_argument("--model", choices=("fast", "reference"), default="fast")
+    p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    return {"load-align": cmd_load_align}
+
+
+def cmd_load_align(args) -> int:
+    from tilecosim.model.buffers import Buffer
+    from tilecosim.model.load_align import Addressing, WIDTHS, load_align, load_align_reference
+    check_waves(args)
+    check_out(args.out)
+    ub = Buffer("UB", read_file("--ub", args.ub))
+    if args.post_update is not None:
+        how = Addressing.post_update(args.post_update)
+    elif args.addr_reg is not None:
+        how = Addressing.addr_reg(args.addr_reg)
+    else:
+        how = Addressing()
+    run = load_align if args.model == "fast" else load_align_reference
+    base = {"op": "load-align", "backend": args.backend, "dist": args.dist.name,
+            "dtype": args.dtype, "vl": args.vl, "addressing": how.kind, "addr": args.addr}
+    hdl = _run_load_align_hdl(args, ub, how) if args.backend != "golden" else None
+    hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
+    try:
+        r = run(ub, args.addr, args.dist, args.dtype, how, args.vl, args.reg_trait)
+    except Fault as f:
+        print(f"{f.name}: {f.message}", file=sys.stderr)
+        if args.json:
+            emit_json(dict(base, address=None, next_addr=None, bytes_read=0,
+                            fault=f.to_json(), **hdl_json))
+        else:
+            print(f"fault: {f}")
+            if hdl:
+                print(hdl["summary"])
+        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_FAULT
+    if args.out:
+        np.savez(args.out, **{f"dst{k}": reg for k, reg in enumerate(r.dst)})
+    next_addr = r.next_addr if how.kind == "post_update" else None
+    if args.json:
+        emit_json(dict(base, address=r.address, next_addr=next_addr, bytes_read=r.nbytes,
+                        fault=None, **hdl_json))
+        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+    w = args.dist.width or WIDTHS[args.dtype]
+    if args.reg_trait == 2:
+        w = WIDTHS[args.dtype] // 2
+    print(f"LoadAlign {args.dist.name} T={args.dtype} VL={args.vl}: read {r.nbytes} B at UB "
+          f"{r.address:#x}" + (f", next_addr {next_addr:#x}" if next_addr is not None else ""))
+    for k, reg in enumerate(r.dst):
+        lanes = reg.reshape(-1, w)[:, ::-1]                  # little-endian: print MSB first
+        print(f"dst{k} ({reg.size // w} lanes of b{8 * w}, hex):")
+        per = max(4, 32 // w)
+        for start in range(0, lanes.shape[0], per):
+            cells = " ".join("".join(f"{b:02x}" for b in lane) for lane in lanes[start:start + per])
+            print(f"  [{start:3d}] {cells}")
+    if args.out:
+        print(f"wrote {args.out}")
+    if hdl:
+        print(hdl["summary"])
+    return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+
+def _run_load_align_hdl(args, ub, how) -> dict:
+    """Run the op on the Amaranth LoadAlign unit and compare with the golden model."""
+    from tilecosim.sim.benches.align import AlignCase, compare_load_align, simulate_load_align
+    if not 0 <= args.addr < 1 << 32 or not -(1 << 31) <= how.value < 1 << 31:
+        raise UsageError(f"--backend {args.backend}: the unit takes a 32-bit address and a "
+                         f"32-bit signed stride/offset")
+    if ub.size >= 1 << 31:
+        raise UsageError(f"--ub: {ub.size} bytes is more than the unit's 2 GiB address range")
+    case = AlignCase(args.dist.name, args.dtype, args.addr, how, args.reg_trait)
+    try:
+        res = simulate_load_align([case], ub.data, args.vl, vcd=args.vcd, backend=args.backend,
+                                  waves=args.waves)
+        problems = compare_load_align([case], ub.data, res, args.vl)
+    except AssertionError as e:                  # the bench caught the unit misbehaving
+        from tilecosim.sim.benches.align import AlignResult
+        res, problems = AlignResult(), [str(e)]
+    except backend_errors() as e:
+        raise usage_from(args, e) from None
+    match = not problems
+    cycles = res.out[0] - res.accept[0] if res.out and res.accept else None
+    lines = [f"{args.backend}: {'match' if match else 'MISMATCH'}"
+             + (f", result {cycles} cycles after the op was accepted" if cycles is not None else "")]
+    lines += wave_lines(args, "load_align_unit")
+    lines += [f"  {p}" for p in problems]
+    if not match:
+        lines.append("  reproduce: " + " ".join(quote_argv(sys.argv)))
+    return {"match": match, "summary": "\n".join(lines),
+            "json": {"cycles": cycles, "ideal_cycles": 1, "match": match,
+                     "mismatches": problems}}

@@ -1,0 +1,46 @@
+"""``tilecosim mutation``: single-point faults in the gateware, each run against the
+comparison suite (:mod:`tilecosim.flows.mutation`); needs the repository's tests."""
+
+from __future__ import annotations
+
+from .common import EXIT_OK, FMT, UsageError, check_writable, int_arg
+
+
+def add_parsers(sub) -> dict:
+    p = sub.add_parser("mutation", help="mutation testing of the gateware against the suite",
+                       formatter_class=FMT, description="""\
+Apply each single-point mutant (an address off by one, a wrong pad, a dropped ready, ...)
+to a copy of the gateware and run the golden-vs-HDL tests of its operation, then every
+gateware test; a mutant is killed when a test fails.  Prints one line per mutant and a JSON
+summary; exit 1 when a mutant survives.  Runs from a source checkout (it needs tests/).
+
+examples:
+  tilecosim mutation --list
+  tilecosim mutation --only addr-norm,keep-mask --json build/mutation.json
+""")
+    p.add_argument("--only", metavar="ID[,ID...]", help="run only these mutants")
+    p.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=2, metavar="J",
+                   help="pytest-xdist workers (default 2)")
+    p.add_argument("--json", metavar="FILE", help="also write the outcome as JSON")
+    p.add_argument("--list", action="store_true", help="list the mutants and stop")
+    return {"mutation": cmd_mutation}
+
+
+def cmd_mutation(args) -> int:
+    from tilecosim.flows.mutation import ROOT, run_all, select
+    only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
+    if args.only is not None and not only:
+        raise UsageError(f"--only {args.only!r}: give mutant ids (see --list)")
+    if not (ROOT / "tests").is_dir():
+        raise UsageError(f"needs the repository's tests: {ROOT / 'tests'} is missing")
+    try:
+        todo = select(only)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if args.list:
+        for m in todo:
+            print(f"{m.id:20} hdl/{m.file:24} {m.what}")
+        return EXIT_OK
+    if args.json:
+        check_writable("--json", args.json)
+    return run_all(todo, args.jobs, args.json)

@@ -1,0 +1,239 @@
+"""The golden-model commands of TLOAD: ``tload`` (one TLOAD, on the model or an HDL
+backend), ``asm`` (its block template) and ``run`` (a program on the Machine)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tilecosim.model.asm import RegisterError, parse_tload, records_text
+from tilecosim.model.display import format_tile
+from tilecosim.model.faults import Fault
+from tilecosim.model.machine import Machine
+from tilecosim.model.tload import LCFR, plan
+
+from .common import (BACKENDS, EXIT_FAULT, EXIT_MISMATCH, EXIT_OK, FMT, UsageError,
+                     add_hdl_options, add_machine, add_regs, any_int, backend_errors,
+                     check_out, check_waves, emit_json, int_arg, memory_of, parse_regs,
+                     quote_argv, result_json, usage_from, wave_lines)
+
+TLOAD_HELP = """\
+Run one TLOAD (seed syntax) and print the output tiles.
+
+examples:
+  tilecosim tload 'TLOAD.ND2NZ <LB0:20, LB1:10, LB2:32, FP16, Zero>, [a0], ->T<1KB>' --reg a0=0
+  tilecosim tload 'TLOAD.DN2ZN <LB0:40, LB1:24, LB2:64, S8, Max>, [a0], ->T<2KB>, U<2KB>' \\
+      --reg a0=0x100 --mem gm.bin --out tiles.npz --json
+
+memory: --mem FILE gives the raw bytes of global memory (address 0 = first byte);
+without it, global memory is a ramp: the element at address k*esize holds the value k
+(wrapping; see model/display.py).  A read outside memory is an OutOfBounds fault.
+
+printout: loaded elements as numbers, padded ones as '*' (the header gives the pad
+value), elements left undefined by Null padding as '.'.  --out writes tile0.. (uint8 images in their layout) and
+valid0.. (bool per byte, False only for undefined bytes).
+"""
+
+
+def add_parsers(sub) -> dict:
+    t = sub.add_parser("tload", help="run one TLOAD and print, save or compare its tiles",
+                       description=TLOAD_HELP, formatter_class=FMT)
+    t.add_argument("asm", metavar="ASM", help="the TLOAD in the seed's assembly syntax")
+    add_regs(t)
+    add_machine(t)
+    t.add_argument("--backend", choices=BACKENDS, default="golden",
+                   help="golden (numpy model), or the HDL engine compared with the model on "
+                        "amaranth (its simulator), icarus or verilator (through cocotb)")
+    t.add_argument("--mem-seed", type=any_int("--mem-seed"), default=None, metavar="N",
+                   help="global memory of --mem-size random bytes from seed N (instead of the ramp)")
+    add_hdl_options(t)
+    t.add_argument("--model", choices=("fast", "reference"), default="fast",
+                   help="golden implementation: vectorized (default) or the seed's loops")
+    t.add_argument("--out", metavar="FILE.npz", help="write tile0.. and valid0.. arrays")
+    t.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    t.add_argument("--full", action="store_true", help="print whole matrices (no eliding)")
+    t.add_argument("--storage", type=int_arg("--storage"), default=0, metavar="N",
+                   help="also list the (row,col) of the first N elements in storage order")
+
+    a = sub.add_parser("asm", help="assemble a TLOAD: block template and decoded fields",
+                       formatter_class=FMT, description="""\
+Assemble one TLOAD into its block template (BSTART.TMA, B.DATR, B.DIM, B.IOT, B.IOR,
+B.IOD) and print the decoded fields; with --reg, also the evaluated values.
+
+example:
+  tilecosim asm 'TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16, Zero>, [a2, a0], ->T<2KB>' \\
+      --reg a0=8 --reg a1=118 --reg a2=0
+""")
+    a.add_argument("asm", metavar="ASM", help="the TLOAD in the seed's assembly syntax")
+    add_regs(a)
+    a.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+
+    r = sub.add_parser("run", help="run a program of TLOAD/TADD/TSUB lines on the machine",
+                       formatter_class=FMT, description="""\
+Run a program (one instruction per line; ';' or '#' comments) on the golden machine:
+global memory, scalar registers and the tile register file.  Prints each step and the
+live tile registers at the end.  A fault stops the program (exit 3); the faulting
+instruction changes nothing.
+
+example program (the seed's tile-register example):
+  TLOAD.NORM <LB0:16, LB1:16, FP16, Zero>, [a0], ->T<512>
+  TLOAD.NORM <LB0:16, LB1:16, FP16, Zero>, [a1], ->T<512>
+  TLOAD.NORM <LB0:16, LB1:16, FP16, Zero>, [a2], ->T<512>
+  TADD T#2.reuse, T#3, ->U
+  TSUB T#2, T#1, ->U
+run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
+""")
+    r.add_argument("program", metavar="PROGRAM", help="program file, or - for standard input")
+    add_regs(r)
+    add_machine(r)
+    r.add_argument("--full", action="store_true", help="print whole matrices")
+
+    return {"tload": cmd_tload, "asm": cmd_asm, "run": cmd_run}
+
+
+def cmd_tload(args) -> int:
+    check_waves(args)
+    check_out(args.out)
+    regs = parse_regs(args.reg)
+    insn = parse_tload(args.asm)
+    machine = Machine(memory_of(args, insn.dtype), regs, args.profile, args.lcfr, impl=args.model)
+    params = insn.resolve(regs)
+    fault, step = None, None
+    try:
+        step = machine.execute(insn)
+    except Fault as f:
+        fault = f
+    hdl = _run_hdl(args, params, machine.memory) if args.backend != "golden" else None
+    extra = {"insn": insn.text()}
+    if hdl:
+        extra.update(hdl["json"])
+    if fault is not None:
+        print(f"{fault.name}: {fault.message}", file=sys.stderr)
+        if args.json:
+            emit_json(result_json("tload", args.backend, [], [], fault, **extra))
+        else:
+            print(f"{insn.text()}\nfault: {fault}")
+            if hdl:
+                print(hdl["summary"])
+        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_FAULT
+    if args.out:
+        arrays = {}
+        for k, img in enumerate(step.tiles):
+            arrays[f"tile{k}"] = np.asarray(img.data, dtype=np.uint8)
+            arrays[f"valid{k}"] = np.asarray(img.valid, dtype=bool)
+        np.savez(args.out, **arrays)
+    if args.json:
+        emit_json(result_json("tload", args.backend, step.tiles, step.names, **extra))
+    else:
+        print(insn.text())
+        for k, (img, name) in enumerate(zip(step.tiles, step.names)):
+            print(format_tile(img, f"{name} (DstTile{k})", step.params.pad, full=args.full,
+                              storage=args.storage))
+        if hdl:
+            print(hdl["summary"])
+        if args.out:
+            print(f"wrote {args.out}: " + ", ".join(f"tile{k}/valid{k}" for k in range(len(step.tiles))))
+    return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+
+def _run_hdl(args, params, memory) -> dict:
+    """Run the TLOAD on the HDL engine (Amaranth's simulator, or Icarus/Verilator through
+    cocotb) and compare it with the golden model."""
+    from tilecosim.sim.benches.tload import SimConfig, run_and_compare
+    p_ok = 1 - args.stall
+    try:
+        cfg = SimConfig(width=args.width, latency=args.latency, seed=args.seed, p_req_ready=p_ok,
+                        p_resp_valid=p_ok, p_write_ready=p_ok, p_instr_valid=p_ok,
+                        profile=args.profile, lcfr=(args.lcfr.min_size, args.lcfr.max_size),
+                        transpose=args.transpose, vcd=args.vcd, backend=args.backend,
+                        waves=args.waves)
+        res, code, mism, problems = run_and_compare(params, memory, cfg)
+    except AssertionError as e:                  # the bench caught the engine misbehaving
+        res, code, mism, problems = _bench_failed(params, memory, cfg, e)
+    except backend_errors() as e:
+        raise usage_from(args, e) from None
+    total = sum(s for _, s in params.outputs) if code is None else 0
+    ideal = total // args.width if total else None
+    match = not mism and not problems
+    lines = [f"{args.backend} (W={args.width}): " + ("match" if match else "MISMATCH")]
+    lines += wave_lines(args, "tload_engine")
+    if res.cycles is not None and ideal:
+        lines[0] += (f", {res.cycles} cycles, ideal {ideal}, efficiency {ideal / res.cycles:.3f}, "
+                     f"first write {res.first_write_cycle - res.accept_cycles[0]} cycles after accept")
+    lines += [f"  {p}" for p in problems] + [f"  {mm}" for mm in mism]
+    if not match:
+        lines.append("  reproduce: " + " ".join(quote_argv(sys.argv)))
+    return {"match": match, "summary": "\n".join(lines),
+            "json": {"cycles": res.cycles, "ideal_cycles": ideal, "match": match,
+                     "hdl_fault": res.faults[0] if res.faults else None,
+                     "mismatches": [str(x) for x in mism] + problems}}
+
+def _bench_failed(params, memory, cfg, e):
+    """A bench process raised (e.g. a request outside memory): a mismatch, with the model's
+    fault code."""
+    from tilecosim.sim.benches.tload import SimResult
+    code = None
+    try:
+        plan(params, memory.size, LCFR(*cfg.lcfr))
+    except Fault as f:
+        code = f.code
+    return SimResult(), code, [], [str(e)]
+
+def cmd_asm(args) -> int:
+    regs = parse_regs(args.reg)
+    insn = parse_tload(args.asm)
+    records = insn.records()
+    values, unset = None, None
+    try:
+        values = insn.resolve(regs).to_json()
+    except RegisterError as e:
+        unset = str(e)
+    if args.json:
+        emit_json({"insn": insn.text(), "block": [r.text() for r in records],
+                    "fields": insn.fields(), "values": values})
+        return EXIT_OK
+    print(insn.text())
+    print("\nblock template:")
+    print("\n".join("  " + line for line in records_text(records).splitlines()))
+    print("\ndecoded fields:")
+    for k, v in insn.fields().items():
+        print(f"  {k:9} {v}")
+    if values:
+        print("\nvalues:")
+        for k, v in values.items():
+            print(f"  {k:9} {v}")
+    elif unset:
+        print(f"\nvalues: {unset}")
+    return EXIT_OK
+
+def cmd_run(args) -> int:
+    regs = parse_regs(args.reg)
+    if args.program == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(args.program).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"PROGRAM {args.program!r}: {getattr(e, 'strerror', None) or e}") from None
+    from tilecosim.model.asm import TLoadInsn, parse_program
+    program = parse_program(text)
+    first = next((i for _, i in program if isinstance(i, TLoadInsn)), None)
+    machine = Machine(memory_of(args, first.dtype if first else "U8"), regs, args.profile, args.lcfr)
+    for lineno, insn in program:
+        try:
+            step = machine.execute(insn)
+        except Fault as f:
+            print(f"line {lineno}: {insn.text()}\n  fault: {f}\n  (nothing changed; program stopped)")
+            print(f"line {lineno}: {f.name}: {f.message}", file=sys.stderr)
+            _print_live(machine, args.full)
+            return EXIT_FAULT
+        print(f"line {lineno}: {insn.text()}  ->  {', '.join(step.names)}")
+    _print_live(machine, args.full)
+    return EXIT_OK
+
+def _print_live(machine, full):
+    live = machine.tiles.live()
+    print(f"\nlive tile registers ({len(live)}):")
+    for name, img in live:
+        print(format_tile(img, name, full=full))
