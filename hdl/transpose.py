@@ -1,6 +1,6 @@
 """Square-block transpose unit.
 
-A square is S x S elements of 2**lb bits with S * 2**lb = 256: 64x64 b4 (with
+A square is S x S elements of 2**log2_ebits bits with S * 2**log2_ebits = 256: 64x64 b4 (with
 ``max_rows=64``), 32x32 b8, 16x16 b16, 8x8 b32, 4x4 b64 -- one 32-byte row per beat in, one
 32-byte column per beat out.  b4 elements are nibbles, the even one in the low nibble.
 
@@ -17,7 +17,7 @@ second oracle of the tests.
 Interface (independent of TLOAD):
 
 * ``i``: rows.  ``payload.data`` is the row (element b in bits [e*b, e*(b+1)) for
-  elements of e bits); ``payload.lb`` (log2 of the element bits, 2..6) and
+  elements of e bits); ``payload.log2_ebits`` (log2 of the element bits, 2..6) and
   ``payload.lines`` (how many columns to emit, 1..S) are taken from row 0 of each square.
 * ``o``: columns 0 .. lines-1 of each square, ``payload.index`` = the column,
   ``payload.last`` on the final one.
@@ -32,12 +32,13 @@ from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["TransposeRow", "TransposeLine", "SquareTranspose", "NaiveTranspose", "LINE_BYTES"]
+from tilecosim.hdl.common import LINE_BYTES, check_choice
 
-LINE_BYTES = 32
+__all__ = ["TransposeRow", "TransposeLine", "SquareTranspose", "NaiveTranspose"]
+
 LINE_BITS = 8 * LINE_BYTES
 
-TransposeRow = data.StructLayout({"data": LINE_BITS, "lb": 3, "lines": 7})
+TransposeRow = data.StructLayout({"data": LINE_BITS, "log2_ebits": 3, "lines": 7})
 TransposeLine = data.StructLayout({"data": LINE_BITS, "index": 6, "last": 1})
 
 
@@ -52,8 +53,7 @@ class _Transpose(wiring.Component):
     o: Out(stream.Signature(TransposeLine))
 
     def __init__(self, max_rows: int = 32):
-        if max_rows not in (32, 64):
-            raise ValueError(f"max_rows={max_rows}: 32 (b8..b64) or 64 (b4 too)")
+        check_choice("max_rows", max_rows, (32, 64))          # 32: b8..b64; 64: b4 too
         self.max_rows = max_rows
         super().__init__()
 
@@ -114,7 +114,7 @@ class SquareTranspose(_Transpose):
         r_lb = Signal(3)
         r_lines = Signal(7)
 
-        row_lb = Mux(w_slot == 0, self.i.payload.lb, w_lb)
+        row_lb = Mux(w_slot == 0, self.i.payload.log2_ebits, w_lb)
         row_lines = Mux(w_slot == 0, self.i.payload.lines, w_lines)
         side = Signal(8)
         m.d.comb += side.eq(LINE_BITS >> row_lb)
@@ -169,7 +169,7 @@ class NaiveTranspose(_Transpose):
         draining = Signal()
         lb = Signal(3)
         lines = Signal(7)
-        row_lb = Mux(slot == 0, self.i.payload.lb, lb)
+        row_lb = Mux(slot == 0, self.i.payload.log2_ebits, lb)
         side = Signal(8)
         m.d.comb += side.eq(LINE_BITS >> row_lb)
         m.d.comb += [
@@ -182,7 +182,7 @@ class NaiveTranspose(_Transpose):
         with m.If(self.i.valid & self.i.ready):
             st.write_row(slot, self.i.payload.data)
             with m.If(slot == 0):
-                m.d.sync += [lb.eq(self.i.payload.lb), lines.eq(self.i.payload.lines)]
+                m.d.sync += [lb.eq(self.i.payload.log2_ebits), lines.eq(self.i.payload.lines)]
             with m.If(slot == side - 1):
                 m.d.sync += [slot.eq(0), draining.eq(1)]
             with m.Else():

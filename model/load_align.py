@@ -69,6 +69,13 @@ class _Dist:
         tail = self.name.rsplit("_B", 1)
         return int(tail[1]) // 8 if len(tail) == 2 and tail[1].isdigit() else None
 
+    @property
+    def family(self) -> str:
+        """The mode without its width: ``DIST_BRC_B16`` -> ``BRC``, ``DIST_UNPACK4_B8`` ->
+        ``UNPACK4``, ``DIST_FIRST_ELEMENT_B32`` -> ``FIRST_ELEMENT``, ``DIST_NORM`` -> ``NORM``."""
+        name = self.name.removeprefix("DIST_")
+        return name.rsplit("_B", 1)[0] if self.width else name
+
 
 class LoadDist(_Dist, enum.IntEnum):
     """LoadDist (D12 numbering)."""
@@ -256,14 +263,13 @@ def store_align_geometry(dist: StoreDist, t: str, vl: int) -> tuple[int, int]:
     """(bytes written, alignment) of a StoreDist."""
     d = StoreDist(dist)
     w = d.width or WIDTHS[t]
-    name = d.name
-    if name.startswith("DIST_NORM"):
+    if d.family == "NORM":
         return vl, 32
-    if name.startswith("DIST_FIRST_ELEMENT"):
+    if d.family == "FIRST_ELEMENT":
         return w, w
-    if name.startswith("DIST_PACK4"):
+    if d.family == "PACK4":
         return vl // 4, min(32, vl // 4)
-    if name.startswith("DIST_PACK"):
+    if d.family == "PACK":
         return vl // 2, min(32, vl // 2)
     return 2 * vl, 32                                            # INTLV
 
@@ -326,23 +332,23 @@ def load_align(ub: Buffer, addr: int, dist: LoadDist | str = LoadDist.DIST_NORM,
         return LoadResult([el[:, 0].reshape(-1).copy(), el[:, 1].reshape(-1).copy()], nxt, ea, nbytes)
     if d is LoadDist.DIST_NORM:
         out = [src.copy()]
-    elif d.name.startswith("DIST_BRC"):
+    elif d.family == "BRC":
         out = [np.tile(src, vl // w)]
-    elif d.name.startswith("DIST_US"):
+    elif d.family == "US":
         out = [np.repeat(_view(src, w), 2, axis=0).reshape(-1)]
-    elif d.name.startswith("DIST_DS"):
+    elif d.family == "DS":
         out = [_view(src, w)[::2].reshape(-1).copy()]
-    elif d.name.startswith("DIST_UNPACK4"):
+    elif d.family == "UNPACK4":
         z = np.zeros((vl // 4, 4), np.uint8)
         z[:, 0] = src
         out = [z.reshape(-1)]
-    elif d.name.startswith("DIST_UNPACK"):
+    elif d.family == "UNPACK":
         z = np.zeros((vl // 2 // w, 2 * w), np.uint8)
         z[:, :w] = _view(src, w)
         out = [z.reshape(-1)]
     elif d is LoadDist.DIST_BLK:
         out = [np.tile(src, vl // 32)]
-    elif d.name.startswith("DIST_E2B"):
+    elif d.family == "E2B":
         out = [np.repeat(_view(src, w), 32 // w, axis=0).reshape(-1)]
     else:  # DINTLV
         el = _view(src, w)
@@ -386,20 +392,20 @@ def load_align_reference(ub: Buffer, addr: int, dist: LoadDist | str = LoadDist.
             regs[1][b] = mem[ea + el * 2 * half + half + kk]
         elif d is LoadDist.DIST_NORM:
             regs[0][b] = mem[ea + b]
-        elif d.name.startswith("DIST_BRC"):
+        elif d.family == "BRC":
             regs[0][b] = mem[ea + k]
-        elif d.name.startswith("DIST_US"):
+        elif d.family == "US":
             regs[0][b] = mem[ea + (e // 2) * w + k]
-        elif d.name.startswith("DIST_DS"):
+        elif d.family == "DS":
             regs[0][b] = mem[ea + (2 * e) * w + k]
-        elif d.name.startswith("DIST_UNPACK4"):
+        elif d.family == "UNPACK4":
             regs[0][b] = mem[ea + b // 4] if b % 4 == 0 else 0
-        elif d.name.startswith("DIST_UNPACK"):
+        elif d.family == "UNPACK":
             src_e, kk = divmod(b, 2 * w)      # each source element becomes 2*w bytes
             regs[0][b] = mem[ea + src_e * w + kk] if kk < w else 0
         elif d is LoadDist.DIST_BLK:
             regs[0][b] = mem[ea + b % 32]
-        elif d.name.startswith("DIST_E2B"):
+        elif d.family == "E2B":
             regs[0][b] = mem[ea + (b // 32) * w + k]
         else:
             regs[0][b] = mem[ea + (2 * e) * w + k]
@@ -440,15 +446,15 @@ def store_align(ub: Buffer, addr: int, src: list[np.ndarray] | np.ndarray,
         # element k (2*half bytes) is active when lane k*half of the mask is
         ub.write(ea, out, enable=np.repeat(mask_elements(mask, half), 2 * half))
         return nxt
-    if d.name.startswith("DIST_NORM"):
+    if d.family == "NORM":
         en = np.repeat(mask_elements(mask, w), w)
         ub.write(ea, regs[0], enable=en)
-    elif d.name.startswith("DIST_FIRST_ELEMENT"):
+    elif d.family == "FIRST_ELEMENT":
         ub.write(ea, regs[0][:w])
-    elif d.name.startswith("DIST_PACK4"):
+    elif d.family == "PACK4":
         el = regs[0].reshape(-1, 4)
         ub.write(ea, el[:, 0], enable=mask_elements(mask, 4))
-    elif d.name.startswith("DIST_PACK"):
+    elif d.family == "PACK":
         el = regs[0].reshape(-1, w)
         out = el[:, :w // 2].reshape(-1)
         ub.write(ea, out, enable=np.repeat(mask_elements(mask, w), w // 2))
@@ -482,15 +488,15 @@ def store_align_reference(ub: Buffer, addr: int, src, dist=StoreDist.DIST_NORM, 
             if mask[el * half]:
                 ub.data[ea + b] = regs[kk // half][el * half + kk % half]
             continue
-        if d.name.startswith("DIST_NORM"):
+        if d.family == "NORM":
             if mask[(b // w) * w]:
                 ub.data[ea + b] = regs[0][b]
-        elif d.name.startswith("DIST_FIRST_ELEMENT"):
+        elif d.family == "FIRST_ELEMENT":
             ub.data[ea + b] = regs[0][b]
-        elif d.name.startswith("DIST_PACK4"):
+        elif d.family == "PACK4":
             if mask[b * 4]:
                 ub.data[ea + b] = regs[0][b * 4]
-        elif d.name.startswith("DIST_PACK"):
+        elif d.family == "PACK":
             e, k = divmod(b, w // 2)
             if mask[e * w]:
                 ub.data[ea + b] = regs[0][e * w + k]

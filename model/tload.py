@@ -45,6 +45,12 @@ class TLoadLayout(enum.IntEnum):
         return self in (TLoadLayout.DN2NZ, TLoadLayout.DN2ZN)
 
     @property
+    def transposing(self) -> bool:
+        """True when a destination line gathers one element from each of several source
+        rows (ND2ZN, DN2NZ); the other layouts copy contiguous runs."""
+        return self in (TLoadLayout.ND2ZN, TLoadLayout.DN2NZ)
+
+    @property
     def dest(self) -> Layout:
         """Storage layout of the destination tiles."""
         return {TLoadLayout.NORM: Layout.ND, TLoadLayout.ND2NZ: Layout.NZ,

@@ -117,3 +117,14 @@ def test_gateware_imports_amaranth_the_model_and_itself_only():
                 assert mod.startswith(("tilecosim.model", "tilecosim.hdl")), \
                     f"{path.relative_to(ROOT)} imports {mod}"
 
+
+
+def test_no_method_in_the_gateware_is_longer_than_80_lines():
+    long = []
+    for path in (ROOT / "hdl").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > 80:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} {n} lines")
+    assert long == []

@@ -2,21 +2,39 @@
 
 The distribution of every mode is a fixed byte permutation once the UB access starts at
 the effective address, so each unit is an address/alignment stage plus a ``Switch`` of
-static wirings.  The tables here are the seed's (D11, D12), written for the HDL.
+static wirings.  The modes' numbering, their families and widths, and the bytes each moves
+(with its alignment) are the model's tables (D11, D12); the wirings are the units' own.
 """
 
 from amaranth import Module, Mux, Signal, signed
 from amaranth.lib import data, enum
 
+from tilecosim.hdl.common import FaultCode
 from tilecosim.model import load_align as _model
 
-from tilecosim.hdl.tload.types import FaultCode
-
-__all__ = ["LoadDist", "StoreDist", "Addressing", "AlignOp", "load_geometry", "store_geometry",
-           "address_stage", "check_vl"]
+__all__ = ["LoadDist", "StoreDist", "Addressing", "AlignOp", "address_stage", "check_ub_size"]
 
 
-class LoadDist(enum.Enum, shape=5):
+class _ModeProperties:
+    """What the model says of a mode: its family and element width."""
+
+    @property
+    def family(self) -> str:
+        """``BRC``, ``US``, ``UNPACK4``, ``FIRST_ELEMENT``, ... (the name without its width)."""
+        return self._model.family
+
+    @property
+    def width(self) -> int | None:
+        """Element bytes the mode names (None when it names none)."""
+        return self._model.width
+
+    @property
+    def dual(self) -> bool:
+        """Two registers: DINTLV loads, INTLV stores."""
+        return self._model.dual
+
+
+class LoadDist(_ModeProperties, enum.Enum, shape=5):
     DIST_NORM = 0
     DIST_BRC_B8 = 1
     DIST_BRC_B16 = 2
@@ -36,8 +54,16 @@ class LoadDist(enum.Enum, shape=5):
     DIST_DINTLV_B32 = 19
     DIST_UNPACK4_B8 = 20
 
+    @property
+    def _model(self):
+        return _model.LoadDist[self.name]
 
-class StoreDist(enum.Enum, shape=5):
+    def geometry(self, vl: int) -> tuple[int, int]:
+        """(bytes read, alignment) at vector length ``vl`` (seed 003 tables 3 and 6)."""
+        return _model.load_align_geometry(self._model, vl)
+
+
+class StoreDist(_ModeProperties, enum.Enum, shape=5):
     DIST_NORM_B8 = 0
     DIST_NORM_B16 = 1
     DIST_NORM_B32 = 2
@@ -53,6 +79,14 @@ class StoreDist(enum.Enum, shape=5):
     DIST_PACK4_B32 = 12
     DIST_NORM = 16
 
+    @property
+    def _model(self):
+        return _model.StoreDist[self.name]
+
+    def geometry(self, t_bytes: int, vl: int) -> tuple[int, int]:
+        """(bytes written, alignment) for elements of ``t_bytes`` at vector length ``vl``."""
+        return _model.store_align_geometry(self._model, f"b{8 * t_bytes}", vl)
+
 
 # the model's numbering (D12) is the one on the ports
 assert {d.name: d.value for d in LoadDist} == {d.name: int(d) for d in _model.LoadDist}
@@ -65,47 +99,9 @@ class Addressing(enum.Enum, shape=2):
     ADDR_REG = 2
 
 
-def width_of(name: str) -> int | None:
-    tail = name.rsplit("_B", 1)
-    return int(tail[1]) // 8 if len(tail) == 2 and tail[1].isdigit() else None
-
-
-def check_vl(vl: int) -> None:
-    if vl < 64 or vl & (vl - 1):
-        raise ValueError(f"vl={vl}: VL must be a power of two of at least 64 bytes")
-
-
-def load_geometry(name: str, vl: int) -> tuple[int, int]:
-    """(bytes read, alignment) of a LoadDist (seed 003 table 3 and 6)."""
-    half, quarter = min(32, vl // 2), min(32, vl // 4)
-    w = width_of(name)
-    if name == "DIST_NORM":
-        return vl, 32
-    if name.startswith("DIST_BRC"):
-        return w, w
-    if name.startswith(("DIST_US", "DIST_UNPACK_")):
-        return vl // 2, half
-    if name.startswith("DIST_UNPACK4"):
-        return vl // 4, quarter
-    if name.startswith(("DIST_DS", "DIST_DINTLV")):
-        return 2 * vl, 32
-    if name == "DIST_BLK":
-        return 32, 32
-    return (vl // 16, vl // 16) if w == 2 else (vl // 8, vl // 8)      # E2B
-
-
-def store_geometry(name: str, t_bytes: int, vl: int) -> tuple[int, int]:
-    """(bytes written, alignment) of a StoreDist for elements of ``t_bytes``."""
-    w = width_of(name) or t_bytes
-    if name.startswith("DIST_NORM"):
-        return vl, 32
-    if name.startswith("DIST_FIRST_ELEMENT"):
-        return w, w
-    if name.startswith("DIST_PACK4"):
-        return vl // 4, min(32, vl // 4)
-    if name.startswith("DIST_PACK"):
-        return vl // 2, min(32, vl // 2)
-    return 2 * vl, 32
+def check_ub_size(ub_size: int) -> None:
+    if not isinstance(ub_size, int) or not 0 < ub_size < 1 << 31:
+        raise ValueError(f"ub_size={ub_size!r}: must be in 1..2**31-1 bytes")
 
 
 #: One LoadAlign / StoreAlign request.  ``t`` is log2 of sizeof(T); ``value`` the

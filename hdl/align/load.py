@@ -23,8 +23,8 @@ from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.align.common import AlignOp, Addressing, LoadDist, check_vl, load_geometry, address_stage, width_of
-from tilecosim.hdl.tload.types import FaultCode
+from tilecosim.hdl.align.common import AlignOp, Addressing, LoadDist, address_stage, check_ub_size
+from tilecosim.hdl.common import LINE_BYTES, FaultCode, check_vector_length
 
 __all__ = ["LoadAlignUnit", "LoadAlignResult", "load_wiring"]
 
@@ -35,38 +35,39 @@ def LoadAlignResult(vl: int) -> data.StructLayout:
                               "fault": FaultCode})
 
 
-def load_wiring(name: str, vl: int, reg_trait: int = 1, t_bytes: int = 8):
+def load_wiring(dist: LoadDist, vl: int, reg_trait: int = 1, t_bytes: int = 8):
     """For each destination byte, the source byte index (or None for a zero):
-    ([dst0 indices], [dst1 indices] or None)."""
+    ([dst0 indices], [dst1 indices] or None).  Written from the seed's description of each
+    mode, independently of the model's code (the tests hold the two equal)."""
     if reg_trait == 2:
         half = t_bytes // 2
         return ([(b // half) * 2 * half + b % half for b in range(vl)],
                 [(b // half) * 2 * half + half + b % half for b in range(vl)])
-    w = width_of(name) or 1
+    w = dist.width or 1
+    family = dist.family
     d0, d1 = [], None
     for b in range(vl):
         e, k = divmod(b, w)
-        if name == "DIST_NORM":
+        if family == "NORM":
             d0.append(b)
-        elif name.startswith("DIST_BRC"):
+        elif family == "BRC":
             d0.append(k)
-        elif name.startswith("DIST_US"):
+        elif family == "US":
             d0.append((e // 2) * w + k)
-        elif name.startswith("DIST_DS"):
+        elif family == "DS":
             d0.append(2 * e * w + k)
-        elif name.startswith("DIST_UNPACK4"):
+        elif family == "UNPACK4":
             d0.append(b // 4 if b % 4 == 0 else None)
-        elif name.startswith("DIST_UNPACK"):
+        elif family == "UNPACK":
             src_e, kk = divmod(b, 2 * w)
             d0.append(src_e * w + kk if kk < w else None)
-        elif name == "DIST_BLK":
-            d0.append(b % 32)
-        elif name.startswith("DIST_E2B"):
-            d0.append((b // 32) * w + k)
+        elif family == "BLK":
+            d0.append(b % LINE_BYTES)
+        elif family == "E2B":
+            d0.append((b // LINE_BYTES) * w + k)
         else:                                                      # DINTLV
             d0.append(2 * e * w + k)
-    if name.startswith("DIST_DINTLV"):
-        w = width_of(name)
+    if dist.dual:
         d1 = [(2 * (b // w) + 1) * w + b % w for b in range(vl)]
     return d0, d1
 
@@ -77,9 +78,8 @@ def _wire(src, idx):
 
 class LoadAlignUnit(wiring.Component):
     def __init__(self, vl: int = 256, ub_size: int = 256 * 1024):
-        check_vl(vl)
-        if ub_size <= 0 or ub_size >= 1 << 31:
-            raise ValueError(f"ub_size={ub_size}: must be in 1..2**31-1 bytes")
+        check_vector_length(vl)
+        check_ub_size(ub_size)
         self.vl = vl
         self.ub_size = ub_size
         super().__init__({
@@ -101,7 +101,7 @@ class LoadAlignUnit(wiring.Component):
         known = Signal()
         with m.Switch(op.dist):
             for d in LoadDist:
-                n, a = load_geometry(d.name, vl)
+                n, a = d.geometry(vl)
                 with m.Case(d.value):
                     m.d.comb += [nbytes.eq(n), align.eq(a), known.eq(1)]
         norm = op.dist == LoadDist.DIST_NORM.value
@@ -137,12 +137,12 @@ class LoadAlignUnit(wiring.Component):
             with m.Switch(b_t):
                 for t_log, t_bytes in ((2, 4), (3, 8)):
                     with m.Case(t_log):
-                        d0, d1 = load_wiring("DIST_NORM", vl, 2, t_bytes)
+                        d0, d1 = load_wiring(LoadDist.DIST_NORM, vl, 2, t_bytes)
                         m.d.comb += [dst0.eq(_wire(src, d0)), dst1.eq(_wire(src, d1))]
         with m.Else():
             with m.Switch(b_dist):
                 for d in LoadDist:
-                    d0, d1 = load_wiring(d.name, vl)
+                    d0, d1 = load_wiring(d, vl)
                     with m.Case(d.value):
                         m.d.comb += dst0.eq(_wire(src, d0))
                         if d1 is not None:

@@ -17,15 +17,15 @@ from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.align.common import Addressing, StoreDist, address_stage, check_vl, store_geometry, width_of
-from tilecosim.hdl.tload.types import FaultCode
+from tilecosim.hdl.align.common import Addressing, StoreDist, address_stage, check_ub_size
+from tilecosim.hdl.common import FaultCode, check_vector_length
 
 __all__ = ["StoreAlignUnit", "store_wiring"]
 
 T_BYTES = (1, 2, 4, 8)
 
 
-def store_wiring(name: str, vl: int, t_bytes: int, reg_trait: int = 1):
+def store_wiring(dist: StoreDist, vl: int, t_bytes: int, reg_trait: int = 1):
     """For each UB byte of the store: (register, byte index) or None, and the mask lane that
     enables it (None: always written)."""
     out = []
@@ -35,16 +35,17 @@ def store_wiring(name: str, vl: int, t_bytes: int, reg_trait: int = 1):
             el, kk = divmod(b, 2 * half)
             out.append(((kk // half, el * half + kk % half), el * half))
         return out
-    w = width_of(name) or t_bytes
-    n, _ = store_geometry(name, t_bytes, vl)
+    w = dist.width or t_bytes
+    n, _ = dist.geometry(t_bytes, vl)
+    family = dist.family
     for b in range(n):
-        if name.startswith("DIST_NORM"):
+        if family == "NORM":
             out.append(((0, b), (b // w) * w))
-        elif name.startswith("DIST_FIRST_ELEMENT"):
+        elif family == "FIRST_ELEMENT":
             out.append(((0, b), None))
-        elif name.startswith("DIST_PACK4"):
+        elif family == "PACK4":
             out.append(((0, 4 * b), 4 * b))
-        elif name.startswith("DIST_PACK"):
+        elif family == "PACK":
             e, k = divmod(b, w // 2)
             out.append(((0, e * w + k), e * w))
         else:                                                    # INTLV
@@ -55,9 +56,8 @@ def store_wiring(name: str, vl: int, t_bytes: int, reg_trait: int = 1):
 
 class StoreAlignUnit(wiring.Component):
     def __init__(self, vl: int = 256, ub_size: int = 256 * 1024):
-        check_vl(vl)
-        if ub_size <= 0 or ub_size >= 1 << 31:
-            raise ValueError(f"ub_size={ub_size}: must be in 1..2**31-1 bytes")
+        check_vector_length(vl)
+        check_ub_size(ub_size)
         self.vl = vl
         self.ub_size = ub_size
         super().__init__({
@@ -99,14 +99,14 @@ class StoreAlignUnit(wiring.Component):
                     with m.If(trait2):
                         if t_bytes >= 4:
                             m.d.comb += [nbytes.eq(2 * vl), align.eq(32)]
-                            drive(store_wiring("DIST_NORM", vl, t_bytes, 2))
+                            drive(store_wiring(StoreDist.DIST_NORM, vl, t_bytes, 2))
                     with m.Else():
                         with m.Switch(op.dist):
                             for d in StoreDist:
-                                n, a = store_geometry(d.name, t_bytes, vl)
+                                n, a = d.geometry(t_bytes, vl)
                                 with m.Case(d.value):
                                     m.d.comb += [nbytes.eq(n), align.eq(a), known.eq(1)]
-                                    drive(store_wiring(d.name, vl, t_bytes))
+                                    drive(store_wiring(d, vl, t_bytes))
         b64_ok = (op.dist == StoreDist.DIST_NORM.value) | (op.dist == StoreDist.DIST_PACK_B64.value)
         norm = op.dist == StoreDist.DIST_NORM.value
         illegal = (((op.reg_trait != 1) & ~trait2) | (~trait2 & ~known)

@@ -11,9 +11,12 @@ tile 0, 1, .. n-1 and emits, one per cycle, the *runs* that fill them:
 
 Each run carries its memory address, how many of its bytes are valid (0: a
 padding-only run, no memory request), where its bytes land (tile, line, byte
-offset), and for a transpose group its validity extents (V lines hold data, each
-in its first Av elements).  All tile dimensions are powers of two (see the
-decoder), so the loop indices are bit fields of one run counter.
+offset), and for a transpose group its validity extents (``valid_lines`` lines hold
+data, each in its first ``valid_elems`` elements).  All tile dimensions are powers of
+two (see the decoder), so the loop indices are bit fields of one run counter.
+
+Stages of ``elaborate``: the run of the loop indices (per layout), accepting an
+instruction, the output register.
 
 Throughput: one run per cycle.  Latency: one cycle from a decoded instruction to
 its first run.  Faulting instructions produce no run: they leave on ``fault``.
@@ -23,8 +26,9 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.tload.decode import Decoded
-from tilecosim.hdl.tload.types import FaultCode, TLoadLayout
+from tilecosim.hdl.common import LINE_BYTES, FaultCode
+from tilecosim.hdl.tload.decode import LOG2_LINE, Decoded
+from tilecosim.hdl.tload.types import TLoadLayout
 
 __all__ = ["FractalAddressGenerator", "Run", "KIND_DIRECT", "KIND_TRANSPOSE"]
 
@@ -32,17 +36,17 @@ KIND_DIRECT, KIND_TRANSPOSE = 0, 1
 
 Run = data.StructLayout({
     "addr": 64,
-    "rbytes": 6,          # valid bytes to read from addr (0: no request)
+    "read_bytes": 6,      # valid bytes to read from addr (0: no request)
     "kind": 1,            # KIND_DIRECT / KIND_TRANSPOSE
     "tile": 3,
     "line": 13,           # direct: destination line; transpose: first line of the group
     "line_off": 5,        # direct: byte offset of the run inside its line
     "line_end": 1,        # direct: last run of its line
     "group_end": 1,       # transpose: last run of its group
-    "ll": 3,              # transpose: log2 lines of the group
-    "v": 6,               # transpose: lines holding data
-    "av": 6,              # transpose: valid elements in each of those lines
-    "le": 2,
+    "log2_lines": 3,      # transpose: log2 lines of the group
+    "valid_lines": 6,     # transpose: lines holding data
+    "valid_elems": 6,     # transpose: valid elements in each of those lines
+    "log2_esize": 2,
     "pattern": 64,
     "null": 1,
     "instr_last": 1,      # last run of the instruction
@@ -81,40 +85,40 @@ class FractalAddressGenerator(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        cur = Signal(Decoded)
+        cur = Signal(Decoded)          # the instruction being walked
         busy = Signal()
-        k = Signal(4)
-        q = Signal(20)
-        last_kind = Signal()
-        last_le = Signal(2)
-        have_last = Signal()
+        k = Signal(4)                  # output tile
+        q = Signal(20)                 # run within the tile
+        finishing = Signal()           # the current instruction's last run leaves now
+        run = self._run_of(m, cur, k, q)
+        last = self._accept(m, busy, finishing)
+        self._output(m, cur, busy, k, q, run, finishing)
+        with m.If(self.started):       # after the output stage: takes precedence
+            m.d.sync += [cur.eq(self.i.payload), busy.eq(1), k.eq(0), q.eq(0),
+                         last["kind"].eq(last["d_kind"]),
+                         last["log2_esize"].eq(self.i.payload.log2_esize),
+                         last["valid"].eq(1)]
+        return m
 
-        d = self.i.payload
-        d_kind = (d.layout == TLoadLayout.ND2ZN) | (d.layout == TLoadLayout.DN2NZ)
-        compatible = ~have_last | ((d_kind == last_kind) & (d.le == last_le)) | self.idle
-
-        # --- the run of (k, q) ------------------------------------------------------------
-        le = cur.le
-        ls = Signal(3)
-        m.d.comb += ls.eq(5 - le)
-        dn = (cur.layout == TLoadLayout.DN2NZ) | (cur.layout == TLoadLayout.DN2ZN)
-        minor_off = Mux(dn, k << cur.lr, k << cur.lc)
-        major = Signal(24)
-        minor = Signal(24)
-        major0 = Signal(24)
-        nel = Signal(7)                        # elements per run
-        line = Signal(20)
-        line_off = Signal(5)
-        line_end = Signal()
-        kind = Signal()
-        a = Signal(6)
+    def _run_of(self, m, cur, k, q):
+        """The run of tile ``k``, index ``q``: where it reads and where it lands."""
+        log2_esize = cur.log2_esize
+        log2_side = Signal(3)                  # elements per line: S = 32 / esize
+        m.d.comb += log2_side.eq(LOG2_LINE - log2_esize)
+        dn = TLoadLayout.where(cur.layout, "source_dn")
+        minor_off = Mux(dn, k << cur.log2_rows, k << cur.log2_cols)
+        r = {name: Signal(width, name=name) for name, width in (
+            ("major", 24), ("minor", 24), ("major0", 24), ("nel", 7), ("line", 20),
+            ("line_off", 5), ("line_end", 1), ("kind", 1), ("a", 6))}
+        major, minor, major0, nel, line = r["major"], r["minor"], r["major0"], r["nel"], r["line"]
+        line_off, line_end, kind, a = r["line_off"], r["line_end"], r["kind"], r["a"]
         rsh = Signal(5)                        # NORM: log2 runs per row
         esh = Signal(3)                        # NORM: log2 elements per run
         gsh = Signal(5)                        # transpose: log2 groups per fractal row/column
         with m.Switch(cur.layout):
             with m.Case(TLoadLayout.NORM):
-                lrl = cur.ll
-                m.d.comb += [rsh.eq(cur.lc + le - lrl), esh.eq(lrl - le)]
+                lrl = cur.log2_lines
+                m.d.comb += [rsh.eq(cur.log2_cols + log2_esize - lrl), esh.eq(lrl - log2_esize)]
                 m.d.comb += [
                     major.eq(q >> rsh),
                     minor.eq(minor_off + ((q & _mask(rsh)) << esh)),
@@ -124,40 +128,53 @@ class FractalAddressGenerator(wiring.Component):
                     line_end.eq(((q + 1) << lrl)[:5] == 0),
                 ]
             with m.Case(TLoadLayout.ND2NZ):
-                m.d.comb += [major.eq(q & _mask(cur.lr)),
-                             minor.eq(minor_off + ((q >> cur.lr) << ls)),
-                             nel.eq(1 << ls), line.eq(q), line_end.eq(1)]
+                m.d.comb += [major.eq(q & _mask(cur.log2_rows)),
+                             minor.eq(minor_off + ((q >> cur.log2_rows) << log2_side)),
+                             nel.eq(1 << log2_side), line.eq(q), line_end.eq(1)]
             with m.Case(TLoadLayout.DN2ZN):
-                m.d.comb += [major.eq(q & _mask(cur.lc)),
-                             minor.eq(minor_off + ((q >> cur.lc) << ls)),
-                             nel.eq(1 << ls), line.eq(q), line_end.eq(1)]
+                m.d.comb += [major.eq(q & _mask(cur.log2_cols)),
+                             minor.eq(minor_off + ((q >> cur.log2_cols) << log2_side)),
+                             nel.eq(1 << log2_side), line.eq(q), line_end.eq(1)]
             with m.Case(TLoadLayout.ND2ZN):
-                g = q >> ls
-                m.d.comb += gsh.eq(cur.lc - cur.ll)
+                g = q >> log2_side
+                m.d.comb += gsh.eq(cur.log2_cols - cur.log2_lines)
                 fi = g >> gsh
                 jg = g & _mask(gsh)
-                m.d.comb += [kind.eq(1), a.eq(q & _mask(ls)),
-                             major0.eq(fi << ls), major.eq((fi << ls) + (q & _mask(ls))),
-                             minor.eq(minor_off + (jg << cur.ll)), nel.eq(1 << cur.ll),
-                             line.eq((fi << cur.lc) + (jg << cur.ll))]
+                m.d.comb += [kind.eq(1), a.eq(q & _mask(log2_side)),
+                             major0.eq(fi << log2_side),
+                             major.eq((fi << log2_side) + (q & _mask(log2_side))),
+                             minor.eq(minor_off + (jg << cur.log2_lines)),
+                             nel.eq(1 << cur.log2_lines),
+                             line.eq((fi << cur.log2_cols) + (jg << cur.log2_lines))]
             with m.Case(TLoadLayout.DN2NZ):
-                g = q >> ls
-                m.d.comb += gsh.eq(cur.lr - cur.ll)
+                g = q >> log2_side
+                m.d.comb += gsh.eq(cur.log2_rows - cur.log2_lines)
                 fj = g >> gsh
                 ig = g & _mask(gsh)
-                m.d.comb += [kind.eq(1), a.eq(q & _mask(ls)),
-                             major0.eq(fj << ls), major.eq((fj << ls) + (q & _mask(ls))),
-                             minor.eq(minor_off + (ig << cur.ll)), nel.eq(1 << cur.ll),
-                             line.eq((fj << cur.lr) + (ig << cur.ll))]
+                m.d.comb += [kind.eq(1), a.eq(q & _mask(log2_side)),
+                             major0.eq(fj << log2_side),
+                             major.eq((fj << log2_side) + (q & _mask(log2_side))),
+                             minor.eq(minor_off + (ig << cur.log2_lines)),
+                             nel.eq(1 << cur.log2_lines),
+                             line.eq((fj << cur.log2_rows) + (ig << cur.log2_lines))]
+        span = _clamp(m, cur.valid_minor - minor, nel, "valid_elems")
+        r["span"] = span
+        r["velems"] = Mux(major < cur.valid_major, span, 0)
+        r["av"] = _clamp(m, cur.valid_major - major0, LINE_BYTES >> log2_esize, "valid_runs")
+        return r
 
-        span = _clamp(m, cur.vmin - minor, nel, "valid_elems")
-        velems = Mux(major < cur.vmaj, span, 0)
-        av = _clamp(m, cur.vmaj - major0, 32 >> le, "valid_runs")
-        last_q = q == _mask(cur.lq)
-        last_k = k == cur.n - 1
-
-        # --- accept an instruction: when idle, or in the cycle the current one ends --------
-        finishing = Signal()
+    def _accept(self, m, busy, finishing):
+        """Take an instruction when idle, or in the cycle the current one ends: a faulting
+        one once nothing is in flight, a legal one unless it changes the run kind or the
+        element size while runs are in flight.  Returns the registers of the last
+        instruction's kind, for the start of the next."""
+        last = {"kind": Signal(name="last_kind"), "log2_esize": Signal(2, name="last_log2_esize"),
+                "valid": Signal(name="have_last")}
+        d = self.i.payload
+        d_kind = TLoadLayout.where(d.layout, "transposing")
+        last["d_kind"] = d_kind
+        same_kind = (d_kind == last["kind"]) & (d.log2_esize == last["log2_esize"])
+        compatible = ~last["valid"] | same_kind | self.idle
         m.d.comb += self.fault.payload.eq(d.fault)
         free = ~busy | finishing
         with m.If(free & self.i.valid):
@@ -166,20 +183,28 @@ class FractalAddressGenerator(wiring.Component):
                 m.d.comb += self.i.ready.eq(self.idle & ~busy & self.fault.ready)
             with m.Elif(compatible):
                 m.d.comb += [self.i.ready.eq(1), self.started.eq(1)]
+        return last
 
-        # --- output register ---------------------------------------------------------------
+    def _output(self, m, cur, busy, k, q, run, finishing):
+        """The output register: one run per cycle while busy and not back-pressured."""
+        log2_esize = cur.log2_esize
+        last_q = q == _mask(cur.log2_runs)
+        last_k = k == cur.n - 1
         advance = busy & (~self.o.valid | self.o.ready)
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         with m.If(advance):
             o = self.o.payload
+            major, minor = run["major"], run["minor"]
             m.d.sync += [
                 self.o.valid.eq(1),
-                o.addr.eq(cur.base + major * cur.stride + (minor << le)),
-                o.rbytes.eq(velems << le),
-                o.kind.eq(kind), o.tile.eq(k), o.line.eq(line), o.line_off.eq(line_off),
-                o.line_end.eq(line_end), o.group_end.eq(a == (32 >> le) - 1),
-                o.ll.eq(cur.ll), o.v.eq(span), o.av.eq(av), o.le.eq(le),
+                o.addr.eq(cur.base + major * cur.stride + (minor << log2_esize)),
+                o.read_bytes.eq(run["velems"] << log2_esize),
+                o.kind.eq(run["kind"]), o.tile.eq(k), o.line.eq(run["line"]),
+                o.line_off.eq(run["line_off"]), o.line_end.eq(run["line_end"]),
+                o.group_end.eq(run["a"] == (LINE_BYTES >> log2_esize) - 1),
+                o.log2_lines.eq(cur.log2_lines), o.valid_lines.eq(run["span"]),
+                o.valid_elems.eq(run["av"]), o.log2_esize.eq(log2_esize),
                 o.pattern.eq(cur.pattern), o.null.eq(cur.null),
                 o.instr_last.eq(last_q & last_k),
             ]
@@ -190,7 +215,3 @@ class FractalAddressGenerator(wiring.Component):
                     m.d.sync += busy.eq(0)
             with m.Else():
                 m.d.sync += q.eq(q + 1)
-        with m.If(self.started):                 # after the advance logic: takes precedence
-            m.d.sync += [cur.eq(d), busy.eq(1), k.eq(0), q.eq(0), last_kind.eq(d_kind),
-                         last_le.eq(d.le), have_last.eq(1)]
-        return m

@@ -16,6 +16,9 @@ Checks, with the fault the golden model raises for them (D8), in priority order:
   band split that does not divide, ValidRow > Row, the NZ/ZN shape rule per tile;
 * OutOfBounds -- the last byte of the valid block at or past ``mem_size``.
 
+Stages of ``elaborate``: data type, instruction checks, geometry, memory bounds, the fault,
+runs per tile, output.
+
 Latency 1 cycle (registered output) or 0 (``registered=False``: combinational, as the
 engine uses it, the address generator registering the result); one instruction per cycle;
 ``i.ready`` follows ``o.ready``.
@@ -25,25 +28,27 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from tilecosim.hdl.common import LINE_BYTES, FaultCode, check_choice
 from tilecosim.hdl.tload.dtype_rom import DTYPE_ROM, pad_pattern
-from tilecosim.hdl.tload.types import MAX_OUTPUTS, FaultCode, PadValue, TLoadInstr, TLoadLayout, TileQueue
+from tilecosim.hdl.tload.types import MAX_OUTPUTS, PadValue, TileQueue, TLoadInstr, TLoadLayout
 
 __all__ = ["TLoadDecoder", "Decoded", "MAX_LOG_SIZE", "check_config"]
 
 MAX_LOG_SIZE = 18            # 256 KB
+LOG2_LINE = LINE_BYTES.bit_length() - 1
 
 Decoded = data.StructLayout({
     "layout": TLoadLayout,
-    "le": 2,                 # log2 element bytes
+    "log2_esize": 2,         # log2 element bytes
     "pattern": 64,           # pad element pattern (little-endian, esize bytes used)
     "null": 1,               # PadValue Null: leave padded bytes unwritten
     "n": 4,
-    "lr": 5,                 # log2 rows of each output tile
-    "lc": 5,                 # log2 columns of each output tile
-    "lq": 5,                 # log2 runs per output tile
-    "ll": 3,                 # log2 lines per transpose group / log2 bytes per NORM run
-    "vmaj": 23,              # valid extent along the source's major axis (rows of ND, cols of DN)
-    "vmin": 23,              # valid extent along the minor axis
+    "log2_rows": 5,          # log2 rows of each output tile
+    "log2_cols": 5,          # log2 columns of each output tile
+    "log2_runs": 5,          # log2 runs per output tile
+    "log2_lines": 3,         # log2 lines per transpose group / log2 bytes per NORM run
+    "valid_major": 23,       # valid extent along the source's major axis (rows of ND, cols of DN)
+    "valid_minor": 23,       # valid extent along the minor axis
     "base": 64,
     "stride": 64,
     "fault": FaultCode,
@@ -61,8 +66,7 @@ def _log2_of_pow2(m, value, width, name):
 
 def check_config(profile: str, lcfr: tuple[int, int]) -> None:
     """Raise ValueError naming a bad ``profile`` or ``lcfr`` parameter."""
-    if profile not in ("finite", "ieee-inf"):
-        raise ValueError(f"profile={profile!r}: choose 'finite' or 'ieee-inf'")
+    check_choice("profile", profile, ("finite", "ieee-inf"))
     lo, hi = lcfr
     if not (256 <= lo <= hi <= 1 << MAX_LOG_SIZE) or lo & (lo - 1) or hi & (hi - 1):
         raise ValueError(f"lcfr={lcfr!r}: need powers of two with 256 <= MIN <= MAX <= 256 KB")
@@ -86,24 +90,56 @@ class TLoadDecoder(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         ins = self.i.payload
-        lo, hi = self.lcfr
+        log2_esize, known, pattern = self._data_type(m, ins)
+        illegal_instruction, size_bad, size_differs = self._instruction_checks(m, ins, known)
+        geo = self._geometry(m, ins, log2_esize)
+        illegal_parameter = (size_bad | size_differs | (ins.col == 0)
+                             | (ins.valid_col > ins.col) | ~geo["ok"]
+                             | (ins.valid_row > geo["row"]) | geo["shape_bad"])
+        valid_major, valid_minor, stride, out_of_bounds = self._bounds(m, ins, log2_esize)
 
-        # --- data type ---------------------------------------------------------------
-        le = Signal(2)
+        fault = Signal(FaultCode)
+        with m.If(illegal_instruction):
+            m.d.comb += fault.eq(FaultCode.IllegalInstruction)
+        with m.Elif(illegal_parameter):
+            m.d.comb += fault.eq(FaultCode.IllegalParameter)
+        with m.Elif(out_of_bounds):
+            m.d.comb += fault.eq(FaultCode.OutOfBounds)
+
+        log2_runs, log2_lines = self._runs_per_tile(m, ins, log2_esize, geo)
+        decoded = Signal(Decoded)
+        limit = 1 << 22
+        m.d.comb += [
+            decoded.layout.eq(ins.layout), decoded.log2_esize.eq(log2_esize),
+            decoded.pattern.eq(pattern), decoded.null.eq(ins.pad == PadValue.Null),
+            decoded.n.eq(ins.n), decoded.log2_rows.eq(geo["log2_rows"]),
+            decoded.log2_cols.eq(geo["log2_cols"]), decoded.log2_runs.eq(log2_runs),
+            decoded.log2_lines.eq(log2_lines),
+            decoded.valid_major.eq(Mux(valid_major > limit, limit, valid_major)),
+            decoded.valid_minor.eq(Mux(valid_minor > limit, limit, valid_minor)),
+            decoded.base.eq(ins.base), decoded.stride.eq(stride), decoded.fault.eq(fault),
+        ]
+        self._output(m, decoded)
+        return m
+
+    def _data_type(self, m, ins):
+        """(log2 element bytes, known code, pad pattern) of the data-type code."""
+        log2_esize = Signal(2)
         known = Signal()
         pattern = Signal(64)
         with m.Switch(ins.dtype):
             for code, (lg, *_rest) in DTYPE_ROM.items():
                 with m.Case(code):
-                    m.d.comb += [le.eq(lg), known.eq(1)]
+                    m.d.comb += [log2_esize.eq(lg), known.eq(1)]
                     with m.Switch(ins.pad):
                         for pad in range(4):
                             with m.Case(pad):
                                 m.d.comb += pattern.eq(pad_pattern(code, pad, self.profile))
-        e = Signal(4)
-        m.d.comb += e.eq(1 << le)
+        return log2_esize, known, pattern
 
-        # --- instruction-level checks -------------------------------------------------
+    def _instruction_checks(self, m, ins, known):
+        """(IllegalInstruction, a bad Size, Sizes that differ)."""
+        lo, hi = self.lcfr
         n = ins.n
         n_ok = (n >= 1) & (n <= MAX_OUTPUTS)
         queue_bad, size_bad, size_differs = [], [], []
@@ -114,90 +150,80 @@ class TLoadDecoder(wiring.Component):
             queue_bad.append(used & (ins.queues[k].as_value() >= TileQueue.ACC.value))
             size_bad.append(used & (~pow2 | (size < lo) | (size > hi)))
             size_differs.append(used & (size != ins.sizes[0]))
-        queue_bad = Cat(queue_bad).any()
-        size_bad = Cat(size_bad).any()
-        size_differs = Cat(size_differs).any()
-        illegal_instruction = ~n_ok | queue_bad | ~known
+        illegal = ~n_ok | Cat(queue_bad).any() | ~known
+        return illegal, Cat(size_bad).any(), Cat(size_differs).any()
 
-        # --- geometry: Col*e = n << p (ND) or 1 << p (DN) -------------------------------
-        s = _log2_of_pow2(m, ins.sizes[0], MAX_LOG_SIZE + 1, "log_size")
-        dn = (ins.layout == TLoadLayout.DN2NZ) | (ins.layout == TLoadLayout.DN2ZN)
+    def _geometry(self, m, ins, log2_esize):
+        """Col*e = n << p (ND) or 1 << p (DN): log2 rows and columns of each tile, Row, and
+        the NZ/ZN shape rule."""
+        log2_size = _log2_of_pow2(m, ins.sizes[0], MAX_LOG_SIZE + 1, "log_size")
+        dn = TLoadLayout.where(ins.layout, "source_dn")
         colbytes = Signal(68)
-        m.d.comb += colbytes.eq(ins.col << le)
-        scale = Mux(dn, 1, n)
+        m.d.comb += colbytes.eq(ins.col << log2_esize)
+        scale = Mux(dn, 1, ins.n)
         p = Signal(range(MAX_LOG_SIZE + 1))
         p_found = Signal()
         for cand in range(MAX_LOG_SIZE + 1):
             with m.If(colbytes == (scale << cand)):
                 m.d.comb += [p.eq(cand), p_found.eq(1)]
-        geometry_ok = p_found & (p <= s) & (p >= le)
-        lc = Signal(5)
-        lr = Signal(5)
-        m.d.comb += [lc.eq(p - le), lr.eq(s - p)]
+        log2_cols = Signal(5)
+        log2_rows = Signal(5)
+        m.d.comb += [log2_cols.eq(p - log2_esize), log2_rows.eq(log2_size - p)]
         row = Signal(23)
-        m.d.comb += row.eq(Mux(dn, n << lr, 1 << lr))
+        m.d.comb += row.eq(Mux(dn, ins.n << log2_rows, 1 << log2_rows))
+        log2_side = Signal(3)               # log2 elements per line: a fractal's short side
+        m.d.comb += log2_side.eq(LOG2_LINE - log2_esize)
+        nz = TLoadLayout.where(ins.layout, "nz_tile")
+        zn = TLoadLayout.where(ins.layout, "zn_tile")
+        shape_bad = ((nz & ((log2_rows < 4) | (log2_cols < log2_side)))
+                     | (zn & ((log2_rows < log2_side) | (log2_cols < 4))))
+        return {"ok": p_found & (p <= log2_size) & (p >= log2_esize), "row": row,
+                "log2_rows": log2_rows, "log2_cols": log2_cols, "log2_size": log2_size,
+                "log2_side": log2_side, "shape_bad": shape_bad}
 
-        ls = Signal(3)
-        m.d.comb += ls.eq(5 - le)
-        nz = (ins.layout == TLoadLayout.ND2NZ) | (ins.layout == TLoadLayout.DN2NZ)
-        zn = (ins.layout == TLoadLayout.ND2ZN) | (ins.layout == TLoadLayout.DN2ZN)
-        shape_bad = ((nz & ((lr < 4) | (lc < ls))) | (zn & ((lr < ls) | (lc < 4))))
-
-        illegal_parameter = (size_bad | size_differs | (ins.col == 0) | (ins.valid_col > ins.col)
-                             | ~geometry_ok | (ins.valid_row > row) | shape_bad)
-
-        # --- memory range of the valid block ---------------------------------------------
+    def _bounds(self, m, ins, log2_esize):
+        """The valid block's extents, the row stride and OutOfBounds."""
+        dn = TLoadLayout.where(ins.layout, "source_dn")
         vr, vc = ins.valid_row, ins.valid_col
-        vmaj = Mux(dn, vc, vr)
-        vmin = Mux(dn, vr, vc)
+        valid_major = Mux(dn, vc, vr)
+        valid_minor = Mux(dn, vr, vc)
         stride = Signal(64)
-        m.d.comb += stride.eq(Mux(ins.stride_given, ins.stride, (vmin << le)[:64]))
+        m.d.comb += stride.eq(Mux(ins.stride_given, ins.stride, (valid_minor << log2_esize)[:64]))
         last = Signal(96)
-        m.d.comb += last.eq(ins.base + (vmaj - 1) * stride + ((vmin - 1) << le) + e - 1)
+        m.d.comb += last.eq(ins.base + (valid_major - 1) * stride
+                            + ((valid_minor - 1) << log2_esize) + (1 << log2_esize) - 1)
         out_of_bounds = (vr != 0) & (vc != 0) & (last >= self.mem_size)
+        return valid_major, valid_minor, stride, out_of_bounds
 
-        fault = Signal(FaultCode)
-        with m.If(illegal_instruction):
-            m.d.comb += fault.eq(FaultCode.IllegalInstruction)
-        with m.Elif(illegal_parameter):
-            m.d.comb += fault.eq(FaultCode.IllegalParameter)
-        with m.Elif(out_of_bounds):
-            m.d.comb += fault.eq(FaultCode.OutOfBounds)
-
-        # --- runs per tile ----------------------------------------------------------------
-        lcb = lc + le
-        lrl = Mux(lcb < 5, lcb, 5)                         # NORM: bytes per run (log2)
-        lq = Signal(5)
-        ll = Signal(3)
+    def _runs_per_tile(self, m, ins, log2_esize, geo):
+        """(log2 runs per output tile, log2 lines per transpose group or bytes per NORM run)."""
+        log2_rows, log2_cols, log2_size = geo["log2_rows"], geo["log2_cols"], geo["log2_size"]
+        log2_side = geo["log2_side"]
+        log2_row_bytes = log2_cols + log2_esize
+        log2_run = Mux(log2_row_bytes < LOG2_LINE, log2_row_bytes, LOG2_LINE)    # NORM
+        log2_runs = Signal(5)
+        log2_lines = Signal(3)
         with m.Switch(ins.layout):
             with m.Case(TLoadLayout.NORM):
-                m.d.comb += [lq.eq(s - lrl), ll.eq(lrl)]
+                m.d.comb += [log2_runs.eq(log2_size - log2_run), log2_lines.eq(log2_run)]
             with m.Case(TLoadLayout.ND2NZ, TLoadLayout.DN2ZN):
-                m.d.comb += [lq.eq(s - 5), ll.eq(0)]
+                m.d.comb += [log2_runs.eq(log2_size - LOG2_LINE), log2_lines.eq(0)]
             with m.Case(TLoadLayout.ND2ZN):
-                lL = Mux(lc < ls, lc, ls)
-                m.d.comb += [lq.eq(lr + lc - lL), ll.eq(lL)]
+                group = Mux(log2_cols < log2_side, log2_cols, log2_side)
+                m.d.comb += [log2_runs.eq(log2_rows + log2_cols - group), log2_lines.eq(group)]
             with m.Case(TLoadLayout.DN2NZ):
-                lL = Mux(lr < ls, lr, ls)
-                m.d.comb += [lq.eq(lr + lc - lL), ll.eq(lL)]
+                group = Mux(log2_rows < log2_side, log2_rows, log2_side)
+                m.d.comb += [log2_runs.eq(log2_rows + log2_cols - group), log2_lines.eq(group)]
+        return log2_runs, log2_lines
 
-        # --- output: one pipeline register, or straight through ------------------------
-        decoded = Signal(Decoded)
-        m.d.comb += [
-            decoded.layout.eq(ins.layout), decoded.le.eq(le), decoded.pattern.eq(pattern),
-            decoded.null.eq(ins.pad == PadValue.Null), decoded.n.eq(n), decoded.lr.eq(lr),
-            decoded.lc.eq(lc), decoded.lq.eq(lq), decoded.ll.eq(ll),
-            decoded.vmaj.eq(Mux(vmaj > (1 << 22), 1 << 22, vmaj)),
-            decoded.vmin.eq(Mux(vmin > (1 << 22), 1 << 22, vmin)),
-            decoded.base.eq(ins.base), decoded.stride.eq(stride), decoded.fault.eq(fault),
-        ]
+    def _output(self, m, decoded):
+        """One pipeline register, or straight through."""
         if not self.registered:
             m.d.comb += [self.o.valid.eq(self.i.valid), self.o.payload.eq(decoded),
                          self.i.ready.eq(self.o.ready)]
-            return m
+            return
         m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         with m.If(self.i.valid & self.i.ready):
             m.d.sync += [self.o.valid.eq(1), self.o.payload.eq(decoded)]
-        return m

@@ -16,6 +16,10 @@ runs of the same kind and element size (an instruction that switches between the
 direct and the transposing path, or changes element size on the transposing one,
 waits for the pipeline to drain).
 
+Stages of ``elaborate``: issue (a run becomes a request and a queue entry), consume (the
+queue head and its response, into a direct line or the transpose unit), transposed lines
+(with their group's extents), into pad/merge, and the W-byte writes with the completions.
+
 Throughput: one 32-byte line per cycle, hence one W-byte write per cycle at W = 32
 and one every two cycles at W = 64 (the datapath is 32 bytes wide; W = 64 widens
 the ports).  NORM tiles with rows narrower than 32 bytes take one cycle per row;
@@ -27,25 +31,26 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
+from tilecosim.hdl.common import LINE_BYTES, Completion, check_at_least, check_choice
+from tilecosim.hdl.completion import CompletionQueue
 from tilecosim.hdl.tload.addrgen import KIND_TRANSPOSE, FractalAddressGenerator, Run
-from tilecosim.hdl.tload.padmerge import PadMerge
 from tilecosim.hdl.tload.decode import TLoadDecoder, check_config
-from tilecosim.hdl.tload.types import Completion, FaultCode, MemRequest, TileWrite, TLoadInstr
+from tilecosim.hdl.tload.padmerge import PadMerge
+from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
 from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
 
 __all__ = ["TLoadEngine"]
 
-LINE = 32
-
 LineMeta = data.StructLayout({"tile": 3, "line": 13, "last": 1})
-GroupMeta = data.StructLayout({"tile": 3, "line": 13, "ll": 3, "v": 6, "av": 6, "le": 2,
-                               "pattern": 64, "null": 1, "instr_last": 1})
+GroupMeta = data.StructLayout({"tile": 3, "line": 13, "log2_lines": 3, "valid_lines": 6,
+                               "valid_elems": 6, "log2_esize": 2, "pattern": 64, "null": 1,
+                               "instr_last": 1})
 
 
 def _byte_mask(m, count, name):
     """32 bits: the low ``count`` bytes."""
-    out = Signal(LINE, name=name)
-    m.d.comb += out.eq(Cat(count > b for b in range(LINE)))
+    out = Signal(LINE_BYTES, name=name)
+    m.d.comb += out.eq(Cat(count > b for b in range(LINE_BYTES)))
     return out
 
 
@@ -62,18 +67,15 @@ class TLoadEngine(wiring.Component):
     def __init__(self, width: int = 32, profile: str = "finite",
                  lcfr: tuple[int, int] = (256, 256 * 1024), depth: int = 16,
                  transpose: str = "square"):
-        if width not in (32, 64):
-            raise ValueError(f"width={width}: the beat width W must be 32 or 64 bytes")
-        if depth < 2:
-            raise ValueError(f"depth={depth}: need at least 2 runs in flight")
-        if transpose not in ("square", "naive"):
-            raise ValueError(f"transpose={transpose!r}: choose 'square' or 'naive'")
+        check_choice("width", width, (32, 64))
+        check_at_least("depth", depth, 2, "runs in flight")
+        check_choice("transpose", transpose, ("square", "naive"))
+        check_config(profile, lcfr)
         self.width = width
         self.profile = profile
         self.lcfr = lcfr
         self.depth = depth
         self.transpose_kind = transpose
-        check_config(profile, lcfr)
         super().__init__({
             "instr": In(stream.Signature(TLoadInstr)),
             "mem_size": In(64),
@@ -92,41 +94,50 @@ class TLoadEngine(wiring.Component):
                                        else NaiveTranspose())
         m.submodules.groups = groups = fifo.SyncFIFO(width=GroupMeta.size, depth=2)
         m.submodules.padmerge = pm = PadMerge(LineMeta.size)
-        m.submodules.completions = comp = fifo.SyncFIFOBuffered(width=3, depth=4)
+        m.submodules.completions = cq = CompletionQueue()
 
         connect(m, flipped(self.instr), dec.i)
         connect(m, dec.o, gen.i)
-        m.d.comb += dec.mem_size.eq(self.mem_size)
+        connect(m, gen.fault, cq.fault)
+        m.d.comb += [dec.mem_size.eq(self.mem_size), gen.idle.eq(cq.idle),
+                     cq.started.eq(gen.started)]
+        connect(m, cq.done, flipped(self.done))
 
-        inflight = Signal(range(64))
-        m.d.comb += gen.idle.eq(inflight == 0)
+        self._issue(m, gen, runs)
+        line = self._consume(m, runs, tr, groups, pm)
+        self._into_padmerge(m, line, tr, groups, pm)
+        self._write(m, pm, cq)
+        return m
 
-        # --- issue: a run becomes a request (unless it reads nothing) and a queue entry --------
+    def _issue(self, m, gen, runs):
+        """A run becomes a memory request (unless it reads nothing) and a queue entry."""
         run = gen.o.payload
-        needs_read = run.rbytes != 0
+        needs_read = run.read_bytes != 0
         m.d.comb += [
             self.req.valid.eq(gen.o.valid & needs_read & runs.w_rdy),
             self.req.payload.addr.eq(run.addr),
-            self.req.payload.len.eq(run.rbytes),
+            self.req.payload.len.eq(run.read_bytes),
             gen.o.ready.eq(runs.w_rdy & (~needs_read | self.req.ready)),
             runs.w_en.eq(gen.o.valid & gen.o.ready),
             runs.w_data.eq(run),
         ]
 
-        # --- consume: queue head + its response ------------------------------------------------
+    def _consume(self, m, runs, tr, groups, pm):
+        """The queue head and its response: a direct run is placed into the line being
+        assembled, a transposing run goes to the transpose unit (its group's extents to
+        ``groups``).  Returns the direct line: {out, data, valid, head}."""
         head = Run(runs.r_data)
-        head_reads = head.rbytes != 0
+        head_reads = head.read_bytes != 0
         have_data = ~head_reads | self.resp.valid
-        keep = _byte_mask(m, head.rbytes, "keep")
-        rdata = Signal(8 * LINE)
+        keep = _byte_mask(m, head.read_bytes, "keep")
+        rdata = Signal(8 * LINE_BYTES)
         m.d.comb += rdata.eq(Cat(Mux(keep[b], self.resp.payload.word_select(b, 8), 0)
-                                 for b in range(LINE)))
+                                 for b in range(LINE_BYTES)))
 
-        # direct path: assemble a line from its runs
-        acc_data = Signal(8 * LINE)
-        acc_valid = Signal(LINE)
-        placed = Signal(8 * LINE)
-        placed_valid = Signal(LINE)
+        acc_data = Signal(8 * LINE_BYTES)
+        acc_valid = Signal(LINE_BYTES)
+        placed = Signal(8 * LINE_BYTES)
+        placed_valid = Signal(LINE_BYTES)
         m.d.comb += [placed.eq(rdata << (head.line_off * 8)),
                      placed_valid.eq(keep << head.line_off)]
         direct = head.kind != KIND_TRANSPOSE
@@ -143,8 +154,8 @@ class TLoadEngine(wiring.Component):
             runs.r_en.eq(consume),
             self.resp.ready.eq(consume & head_reads),
             tr.i.payload.data.eq(rdata),
-            tr.i.payload.lb.eq(head.le + 3),
-            tr.i.payload.lines.eq(1 << head.ll),
+            tr.i.payload.log2_ebits.eq(head.log2_esize + 3),
+            tr.i.payload.lines.eq(1 << head.log2_lines),
         ]
         line_data = acc_data | placed
         line_valid = acc_valid | placed_valid
@@ -153,60 +164,64 @@ class TLoadEngine(wiring.Component):
                 m.d.sync += [acc_data.eq(0), acc_valid.eq(0)]
             with m.Else():
                 m.d.sync += [acc_data.eq(line_data), acc_valid.eq(line_valid)]
-        gm_in = Signal(GroupMeta)
+        group = Signal(GroupMeta)
         m.d.comb += [
-            gm_in.tile.eq(head.tile), gm_in.line.eq(head.line), gm_in.ll.eq(head.ll),
-            gm_in.v.eq(head.v), gm_in.av.eq(head.av), gm_in.le.eq(head.le),
-            gm_in.pattern.eq(head.pattern), gm_in.null.eq(head.null),
-            gm_in.instr_last.eq(head.instr_last),
-            groups.w_data.eq(gm_in),
+            group.tile.eq(head.tile), group.line.eq(head.line),
+            group.log2_lines.eq(head.log2_lines), group.valid_lines.eq(head.valid_lines),
+            group.valid_elems.eq(head.valid_elems), group.log2_esize.eq(head.log2_esize),
+            group.pattern.eq(head.pattern), group.null.eq(head.null),
+            group.instr_last.eq(head.instr_last),
+            groups.w_data.eq(group),
             groups.w_en.eq(consume & ~direct & head.group_end),
         ]
+        return {"out": line_out, "data": line_data, "valid": line_valid, "head": head}
 
-        # --- transposed lines: the transpose unit's output + its group's extents ---------------
+    def _into_padmerge(self, m, line, tr, groups, pm):
+        """A direct line, or else a transposed one with its group's extents (the two paths
+        never hold lines at the same time: the address generator drains between them)."""
         g = GroupMeta(groups.r_data)
         col = tr.o.payload.index
-        tl_valid = Signal(LINE)
-        av_bytes = Signal(7)
-        m.d.comb += av_bytes.eq(g.av << g.le)
-        m.d.comb += tl_valid.eq(Mux(col < g.v, _byte_mask(m, av_bytes, "av_mask"), 0))
-
-        # --- into pad/merge: a direct line, or else a transposed one (the two paths never hold
-        # lines at the same time: the address generator drains between them) -----------------
-        with m.If(line_out):
-            p = pm.i.payload
+        tl_valid = Signal(LINE_BYTES)
+        valid_bytes = Signal(7)
+        m.d.comb += valid_bytes.eq(g.valid_elems << g.log2_esize)
+        m.d.comb += tl_valid.eq(Mux(col < g.valid_lines,
+                                    _byte_mask(m, valid_bytes, "av_mask"), 0))
+        p = pm.i.payload
+        with m.If(line["out"]):
+            head = line["head"]
             m.d.comb += [
                 pm.i.valid.eq(1),
-                p.data.eq(line_data), p.valid.eq(line_valid), p.le.eq(head.le),
-                p.pattern.eq(head.pattern), p.null.eq(head.null),
-                p.meta.eq(Cat(head.tile, head.line, head.instr_last)),
+                p.data.eq(line["data"]), p.valid.eq(line["valid"]),
+                p.log2_esize.eq(head.log2_esize), p.pattern.eq(head.pattern),
+                p.null.eq(head.null), p.meta.eq(Cat(head.tile, head.line, head.instr_last)),
             ]
         with m.Else():
-            p = pm.i.payload
             m.d.comb += [
                 pm.i.valid.eq(tr.o.valid & groups.r_rdy),
-                p.data.eq(tr.o.payload.data), p.valid.eq(tl_valid), p.le.eq(g.le),
-                p.pattern.eq(g.pattern), p.null.eq(g.null),
+                p.data.eq(tr.o.payload.data), p.valid.eq(tl_valid),
+                p.log2_esize.eq(g.log2_esize), p.pattern.eq(g.pattern), p.null.eq(g.null),
                 p.meta.eq(Cat(g.tile, (g.line + col)[:13], g.instr_last & tr.o.payload.last)),
                 tr.o.ready.eq(pm.i.ready & groups.r_rdy),
                 groups.r_en.eq(tr.o.valid & tr.o.ready & tr.o.payload.last),
             ]
 
-        # --- W-byte tile writes and completions -------------------------------------------------
+    def _write(self, m, pm, cq):
+        """W-byte tile writes (two lines a beat at W = 64); the last one of an instruction
+        goes only when its completion can be queued."""
         meta = LineMeta(pm.o.payload.meta)
         wp = self.write.payload
         last_beat = Signal()
-        if self.width == LINE:
+        if self.width == LINE_BYTES:
             m.d.comb += [
-                self.write.valid.eq(pm.o.valid & (~meta.last | comp.w_rdy)),
+                self.write.valid.eq(pm.o.valid & (~meta.last | cq.room)),
                 wp.tile.eq(meta.tile), wp.offset.eq(meta.line << 5),
                 wp.data.eq(pm.o.payload.data), wp.be.eq(pm.o.payload.be),
-                pm.o.ready.eq(self.write.ready & (~meta.last | comp.w_rdy)),
+                pm.o.ready.eq(self.write.ready & (~meta.last | cq.room)),
                 last_beat.eq(self.write.valid & self.write.ready & meta.last),
             ]
         else:
-            half_data = Signal(8 * LINE)
-            half_be = Signal(LINE)
+            half_data = Signal(8 * LINE_BYTES)
+            half_be = Signal(LINE_BYTES)
             second = meta.line[0]
             with m.If(~second):
                 m.d.comb += pm.o.ready.eq(1)
@@ -214,23 +229,11 @@ class TLoadEngine(wiring.Component):
                     m.d.sync += [half_data.eq(pm.o.payload.data), half_be.eq(pm.o.payload.be)]
             with m.Else():
                 m.d.comb += [
-                    self.write.valid.eq(pm.o.valid & (~meta.last | comp.w_rdy)),
+                    self.write.valid.eq(pm.o.valid & (~meta.last | cq.room)),
                     wp.tile.eq(meta.tile), wp.offset.eq((meta.line - 1) << 5),
                     wp.data.eq(Cat(half_data, pm.o.payload.data)),
                     wp.be.eq(Cat(half_be, pm.o.payload.be)),
-                    pm.o.ready.eq(self.write.ready & (~meta.last | comp.w_rdy)),
+                    pm.o.ready.eq(self.write.ready & (~meta.last | cq.room)),
                     last_beat.eq(self.write.valid & self.write.ready & meta.last),
                 ]
-
-        with m.If(last_beat):
-            m.d.comb += [comp.w_en.eq(1), comp.w_data.eq(FaultCode.NONE)]
-        with m.Else():
-            m.d.comb += [comp.w_en.eq(gen.fault.valid), comp.w_data.eq(gen.fault.payload),
-                         gen.fault.ready.eq(comp.w_rdy)]
-        m.d.comb += [self.done.valid.eq(comp.r_rdy), self.done.payload.fault.eq(comp.r_data),
-                     comp.r_en.eq(self.done.ready)]
-        with m.If(gen.started & ~last_beat):
-            m.d.sync += inflight.eq(inflight + 1)
-        with m.Elif(~gen.started & last_beat):
-            m.d.sync += inflight.eq(inflight - 1)
-        return m
+        m.d.comb += cq.finished.eq(last_beat)

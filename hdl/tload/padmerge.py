@@ -12,37 +12,40 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["PadMerge"]
+from tilecosim.hdl.common import LINE_BYTES, check_at_least
 
-LINE = 32
+__all__ = ["PadMerge"]
 
 
 class PadMerge(wiring.Component):
+    """Pad/merge of one line per cycle (see module doc); ``meta_width`` bits of ``meta``
+    ride along with each line."""
+
     def __init__(self, meta_width: int = 0):
-        if meta_width < 0:
-            raise ValueError(f"meta_width={meta_width} must be >= 0")
+        check_at_least("meta_width", meta_width, 0, "bits")
         self.meta_width = meta_width
         meta = max(meta_width, 1)
         super().__init__({
             "i": In(stream.Signature(data.StructLayout({
-                "data": 8 * LINE, "valid": LINE, "le": 2, "pattern": 64, "null": 1,
-                "meta": meta}))),
+                "data": 8 * LINE_BYTES, "valid": LINE_BYTES, "log2_esize": 2, "pattern": 64,
+                "null": 1, "meta": meta}))),
             "o": Out(stream.Signature(data.StructLayout({
-                "data": 8 * LINE, "be": LINE, "meta": meta}))),
+                "data": 8 * LINE_BYTES, "be": LINE_BYTES, "meta": meta}))),
         })
 
     def elaborate(self, platform):
         m = Module()
         i = self.i.payload
-        pad_line = Signal(8 * LINE)
-        with m.Switch(i.le):
-            for le in range(4):
-                e = 1 << le
-                with m.Case(le):
-                    m.d.comb += pad_line.eq(Cat(i.pattern.word_select(b % e, 8) for b in range(LINE)))
+        pad_line = Signal(8 * LINE_BYTES)
+        with m.Switch(i.log2_esize):
+            for log2_esize in range(4):
+                e = 1 << log2_esize
+                with m.Case(log2_esize):
+                    m.d.comb += pad_line.eq(Cat(i.pattern.word_select(b % e, 8)
+                                                for b in range(LINE_BYTES)))
         merged = Cat(Mux(i.valid[b], i.data.word_select(b, 8), pad_line.word_select(b, 8))
-                     for b in range(LINE))
-        be = Cat(i.valid[b] | ~i.null for b in range(LINE))
+                     for b in range(LINE_BYTES))
+        be = Cat(i.valid[b] | ~i.null for b in range(LINE_BYTES))
 
         m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
         with m.If(self.o.valid & self.o.ready):

@@ -1,16 +1,17 @@
 """Shared enums and payload layouts of the TLOAD engine's ports.
 
-Names and numeric codes follow the seeds and DESIGN.md: layouts NORM..DN2ZN 0..4
-and pads Zero/Max/Min/Null 0..3 (D9), fault codes of D8 (0 = none).
+Names and numeric codes follow the seeds and DESIGN.md: layouts NORM..DN2ZN 0..4 and pads
+Zero/Max/Min/Null 0..3 (D9).  The fault codes and the completion payload every engine
+shares are in :mod:`tilecosim.hdl.common`.
 """
 
+from amaranth import Cat
 from amaranth.lib import data, enum
 
 from tilecosim.model import dtypes as _dtypes, tload as _tload
-from tilecosim.model.faults import FaultKind
 
-__all__ = ["TLoadLayout", "PadValue", "TileQueue", "FaultCode", "TLoadInstr", "MemRequest",
-           "TileWrite", "Completion", "MAX_OUTPUTS"]
+__all__ = ["TLoadLayout", "PadValue", "TileQueue", "TLoadInstr", "MemRequest", "TileWrite",
+           "MAX_OUTPUTS"]
 
 MAX_OUTPUTS = 8
 
@@ -21,6 +22,33 @@ class TLoadLayout(enum.Enum, shape=3):
     ND2ZN = 2
     DN2NZ = 3
     DN2ZN = 4
+
+    # what the model says of the layout (one definition of each property)
+    @property
+    def source_dn(self) -> bool:
+        """The source block is DN (column-major): DN2NZ, DN2ZN."""
+        return _tload.TLoadLayout[self.name].source_dn
+
+    @property
+    def transposing(self) -> bool:
+        """Needs an element transpose, through the transpose unit: ND2ZN and DN2NZ (the
+        others move contiguous runs)."""
+        return _tload.TLoadLayout[self.name].transposing
+
+    @property
+    def nz_tile(self) -> bool:
+        """The destination is NZ (fractals of 16 rows): ND2NZ, DN2NZ."""
+        return _tload.TLoadLayout[self.name].dest.name == "NZ"
+
+    @property
+    def zn_tile(self) -> bool:
+        """The destination is ZN (fractals of 16 columns): ND2ZN, DN2ZN."""
+        return _tload.TLoadLayout[self.name].dest.name == "ZN"
+
+    @classmethod
+    def where(cls, value, prop: str):
+        """1 when the layout signal ``value`` is a layout whose property ``prop`` holds."""
+        return Cat(value == member for member in cls if getattr(member, prop)).any()
 
 
 class PadValue(enum.Enum, shape=2):
@@ -43,20 +71,6 @@ class TileQueue(enum.Enum, shape=3):
     ACC = 4
     S = 5
 
-
-class FaultCode(enum.Enum, shape=3):
-    """D8 fault codes; equal to ``model.faults.FaultKind`` (checked at import)."""
-    NONE = 0
-    IllegalInstruction = 1
-    IllegalParameter = 2
-    TileAllocation = 3
-    TileReleased = 4
-    Alignment = 5
-    OutOfBounds = 6
-    ParameterRange = 7
-
-
-assert {f.name: f.value for f in FaultCode} == {k.name: int(k) for k in FaultKind}
 
 #: A decoded TLOAD as the issue stage hands it over: every operand already a number.
 TLoadInstr = data.StructLayout({
@@ -81,4 +95,3 @@ def TileWrite(width: int) -> data.StructLayout:
     return data.StructLayout({"tile": 3, "offset": 18, "data": 8 * width, "be": width})
 
 
-Completion = data.StructLayout({"fault": FaultCode})

@@ -44,7 +44,7 @@ def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32):
                     ctx.set(dut.i.valid, 0)
                     await ctx.tick()
                 ctx.set(dut.i.valid, 1)
-                ctx.set(dut.i.payload, {"data": pack(row, lg), "lb": lg, "lines": lines})
+                ctx.set(dut.i.payload, {"data": pack(row, lg), "log2_ebits": lg, "lines": lines})
                 await ctx.tick().until(dut.i.ready)
         ctx.set(dut.i.valid, 0)
 

@@ -8,10 +8,11 @@ from .common import BACKENDS, FMT, UsageError, any_int, int_arg, make_dir
 
 REGRESS_HELP = """\
 Constrained-random regression of the HDL engines against the golden model, driven by
-functional coverage (see hdl/coverage.py for the bins): --count scenarios per operation,
-legal and faulting, drawn from --seed and run in batches (back to back, every other batch with
-random back-pressure) in --jobs processes.  Prints a progress bar, each mismatch with a
-command that reproduces it alone, a summary table per operation and the coverage; --json
+functional coverage (each operation declares its bins in tilecosim/ops/): --count
+scenarios per operation, legal and faulting, drawn from --seed and run in batches (back to
+back, every other batch with random back-pressure) in --jobs processes.  Prints a progress
+bar, each mismatch with a command that reproduces it alone, a summary table per operation
+and the coverage; --json
 adds one JSON object on the last line.  Exit 1 on any mismatch.
 
 examples:

@@ -14,7 +14,8 @@ Write the Verilog that Amaranth generates for each engine top (no source attribu
 stable port names: <port>__payload, <port>__valid, <port>__ready, clk, rst).
 
 With --lint, also run `verilator --lint-only -Wall` on each file with the waivers of
-hdl/lint_waivers.vlt (generator idioms, each commented); any other warning fails (exit 1).
+tilecosim/flows/lint_waivers.vlt (generator idioms, each commented); any other warning fails
+(exit 1).
 
 examples:
   tilecosim verilog --out build/verilog

@@ -2,10 +2,12 @@
 
 Each mutant is one textual change to one HDL source (an address off by one in a layout, the
 nibble order swapped, a wrong pad value, a dropped ready, a wrong fault code, a missing
-guard, ...).  For each, the source tree is copied to a temporary directory, the change is
-applied (the original text must occur exactly once), and the comparison suite runs in a
-copy of the installed layout (its directory and ``PYTHONPATH`` put the mutated ``tilecosim.hdl`` first): the unit's own tests first, then every HDL test if
-those pass.  A mutant is *killed* when a test fails; a survivor means a missing test.
+guard, ...).  For each, the installed layout (tilecosim/ with hdl/ and model/ inside it) is
+copied to a temporary directory with the tests, the change is applied to the copy of the
+gateware (the original text must occur exactly once), and the comparison suite runs there
+(its directory and ``PYTHONPATH`` put the mutated ``tilecosim.hdl`` first): the tests its
+operation names in the registry first, then every gateware test if those pass.  A mutant
+is *killed* when a test fails; a survivor means a missing test.
 
     tilecosim mutation [--only ID[,ID...]] [--jobs J] [--json FILE] [--list]
 
@@ -33,7 +35,8 @@ L1L0_TESTS = list(ops.get("load-data-with-transpose").tests)
 ALIGN_TESTS = list(ops.get("load-align").tests)
 TRANSPOSE_TESTS = ["tests/hdl/test_transpose.py"]
 # then every test of the gateware layer
-ALL_HDL_TESTS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests" / "hdl").glob("test_*.py"))
+ALL_HDL_TESTS = sorted(p.relative_to(ROOT).as_posix()
+                       for p in (ROOT / "tests" / "hdl").glob("test_*.py"))
 
 
 @dataclass(frozen=True)
@@ -51,24 +54,24 @@ MUTANTS = [
     Mutant("addr-norm", "tload/addrgen.py", "line_off.eq((q << lrl)[:5]),",
            "line_off.eq(((q << lrl) + 1)[:5]),", "NORM: line offset off by one byte",
            TLOAD_TESTS),
-    Mutant("addr-nd2nz", "tload/addrgen.py", "major.eq(q & _mask(cur.lr)),",
-           "major.eq((q + 1) & _mask(cur.lr)),", "ND2NZ: source row off by one", TLOAD_TESTS),
-    Mutant("addr-dn2zn", "tload/addrgen.py", "major.eq(q & _mask(cur.lc)),",
-           "major.eq((q + 1) & _mask(cur.lc)),", "DN2ZN: source column off by one", TLOAD_TESTS),
-    Mutant("addr-nd2zn", "tload/addrgen.py", "minor.eq(minor_off + (jg << cur.ll)),",
-           "minor.eq(minor_off + (jg << cur.ll) + 1),", "ND2ZN: element off by one",
+    Mutant("addr-nd2nz", "tload/addrgen.py", "major.eq(q & _mask(cur.log2_rows)),",
+           "major.eq((q + 1) & _mask(cur.log2_rows)),", "ND2NZ: source row off by one", TLOAD_TESTS),
+    Mutant("addr-dn2zn", "tload/addrgen.py", "major.eq(q & _mask(cur.log2_cols)),",
+           "major.eq((q + 1) & _mask(cur.log2_cols)),", "DN2ZN: source column off by one", TLOAD_TESTS),
+    Mutant("addr-nd2zn", "tload/addrgen.py", "minor.eq(minor_off + (jg << cur.log2_lines)),",
+           "minor.eq(minor_off + (jg << cur.log2_lines) + 1),", "ND2ZN: element off by one",
            TLOAD_TESTS),
-    Mutant("addr-dn2nz", "tload/addrgen.py", "minor.eq(minor_off + (ig << cur.ll)),",
-           "minor.eq(minor_off + (ig << cur.ll) + 1),", "DN2NZ: element off by one",
+    Mutant("addr-dn2nz", "tload/addrgen.py", "minor.eq(minor_off + (ig << cur.log2_lines)),",
+           "minor.eq(minor_off + (ig << cur.log2_lines) + 1),", "DN2NZ: element off by one",
            TLOAD_TESTS),
-    Mutant("addr-esize", "tload/addrgen.py", "o.addr.eq(cur.base + major * cur.stride + (minor << le)),",
+    Mutant("addr-esize", "tload/addrgen.py", "o.addr.eq(cur.base + major * cur.stride + (minor << log2_esize)),",
            "o.addr.eq(cur.base + major * cur.stride + minor),",
            "element index not scaled by the element size", TLOAD_TESTS),
-    Mutant("valid-rows", "tload/addrgen.py", "velems = Mux(major < cur.vmaj, span, 0)",
-           "velems = Mux(major <= cur.vmaj, span, 0)", "one valid row/column too many",
+    Mutant("valid-rows", "tload/addrgen.py", 'r["velems"] = Mux(major < cur.valid_major, span, 0)',
+           'r["velems"] = Mux(major <= cur.valid_major, span, 0)', "one valid row/column too many",
            TLOAD_TESTS),
     Mutant("bubble-guard", "tload/addrgen.py",
-           "compatible = ~have_last | ((d_kind == last_kind) & (d.le == last_le)) | self.idle",
+           'compatible = ~last["valid"] | same_kind | self.idle',
            "compatible = 1",
            "no drain between direct and transposing instructions (missing bubble guard)",
            TLOAD_TESTS),
@@ -87,8 +90,8 @@ MUTANTS = [
     Mutant("pad-byte-order", "tload/padmerge.py", "i.pattern.word_select(b % e, 8)",
            "i.pattern.word_select((b + 1) % e, 8)", "pad pattern bytes in the wrong order",
            TLOAD_TESTS),
-    Mutant("null-writes", "tload/padmerge.py", "be = Cat(i.valid[b] | ~i.null for b in range(LINE))",
-           "be = Cat(i.valid[b] | i.null for b in range(LINE))",
+    Mutant("null-writes", "tload/padmerge.py", "be = Cat(i.valid[b] | ~i.null for b in range(LINE_BYTES))",
+           "be = Cat(i.valid[b] | i.null for b in range(LINE_BYTES))",
            "Null padding writes the pad, other pads do not", TLOAD_TESTS),
     Mutant("padmerge-ready", "tload/padmerge.py",
            "m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)",
@@ -97,8 +100,8 @@ MUTANTS = [
     Mutant("resp-ready", "tload/engine.py", "self.resp.ready.eq(consume & head_reads),",
            "self.resp.ready.eq(consume),", "a response is popped for a run that read nothing",
            TLOAD_TESTS),
-    Mutant("keep-mask", "tload/engine.py", 'keep = _byte_mask(m, head.rbytes, "keep")',
-           'keep = _byte_mask(m, head.rbytes + 1, "keep")',
+    Mutant("keep-mask", "tload/engine.py", 'keep = _byte_mask(m, head.read_bytes, "keep")',
+           'keep = _byte_mask(m, head.read_bytes + 1, "keep")',
            "one byte past the run taken from the response", TLOAD_TESTS),
     Mutant("w64-offset", "tload/engine.py", "wp.tile.eq(meta.tile), wp.offset.eq((meta.line - 1) << 5),",
            "wp.tile.eq(meta.tile), wp.offset.eq(meta.line << 5),",
@@ -115,20 +118,20 @@ MUTANTS = [
            "m.d.comb += fault.eq(FaultCode.OutOfBounds)", "Alignment reported as OutOfBounds",
            L1L0_TESTS),
     Mutant("ldt-second-fractal", "l1l0/engine.py",
-           "m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * FRAC) + j * FRAC)",
-           "m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * FRAC))",
+           "m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * frac) + j * frac)",
+           "m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * frac))",
            "V1: every fractal of a square read from the first", L1L0_TESTS),
     Mutant("ldt-src-frac-gap", "l1l0/engine.py",
-           "frac_addr.eq(cur.src + (sq_index + j * (cur.src_frac_gap[:16] + 1)) * FRAC)",
-           "frac_addr.eq(cur.src + (sq_index + j * cur.src_frac_gap[:16]) * FRAC)",
+           "frac_addr.eq(cur.src + (sq_index + j * (cur.src_frac_gap[:16] + 1)) * frac)",
+           "frac_addr.eq(cur.src + (sq_index + j * cur.src_frac_gap[:16]) * frac)",
            "V2: srcFracGap off by one", L1L0_TESTS),
     Mutant("ldt-addr-mode", "l1l0/engine.py",
            "c_step = Mux(cur.addr_mode, -cur.src_stride[:16], cur.src_stride[:16])",
            "c_step = cur.src_stride[:16]", "addrMode ignored (squares always ascend)",
            L1L0_TESTS),
     Mutant("ldt-b32-order", "l1l0/engine.py",
-           "g.d0 + g.q[1] * g.fs + Cat(line[:3], g.q[0]) * 32",
-           "g.d0 + g.q[0] * g.fs + Cat(line[:3], g.q[1]) * 32",
+           "g.dst_base + g.quarter[1] * g.frac_step + Cat(line[:3], g.quarter[0]) * 32",
+           "g.dst_base + g.quarter[0] * g.frac_step + Cat(line[:3], g.quarter[1]) * 32",
            "b32: the four 8x8 sub-squares placed in the wrong order", L1L0_TESTS),
     # --- LoadAlign / StoreAlign ------------------------------------------------------------------
     Mutant("align-addr-reg", "align/common.py", "m.d.comb += ea.eq(Mux(is_reg, addr + scaled, addr))",

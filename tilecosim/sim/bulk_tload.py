@@ -41,7 +41,8 @@ from tilecosim.model.tload import LCFR, TLoadParams, plan
 
 from tilecosim.sim.benches.tload import JUNK, SimResult, compare, instr_payload
 from tilecosim.hdl.tload.engine import TLoadEngine
-from tilecosim.hdl.tload.types import FaultCode, TLoadInstr
+from tilecosim.hdl.common import FaultCode
+from tilecosim.hdl.tload.types import TLoadInstr
 
 __all__ = ["BulkTLoad", "BulkResult", "bulk_procs", "bulk_setup", "tile_bytes", "run_bulk_tload",
            "compare_bulk"]

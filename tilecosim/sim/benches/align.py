@@ -162,7 +162,7 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
     from amaranth.lib import data
     from amaranth import signed
     from tilecosim.sim.api import pack
-    from tilecosim.hdl.tload.types import FaultCode
+    from tilecosim.hdl.common import FaultCode
     op_layout = data.StructLayout({
         "dist": 5, "t": 2, "addr": 32, "mode": Addressing, "value": signed(32), "reg_trait": 2,
         "src0": 8 * vl, "src1": 8 * vl, "mask": vl})

@@ -18,7 +18,7 @@ from tilecosim.hdl.l1l0.engine import L1L0Engine
 
 __all__ = ["LdtCall", "L1L0Result", "l1l0_setup", "simulate_l1l0", "run_and_compare_l1l0"]
 
-LB = {4: 2, 8: 3, 16: 4, 32: 5}
+LOG2_EBITS = {4: 2, 8: 3, 16: 4, 32: 5}       # element bits -> the engine's log2_ebits
 MASK32 = (1 << 32) - 1
 
 
@@ -32,7 +32,8 @@ class LdtCall:
     def payload(self) -> dict:
         p = self.params
         v2 = p.version == 2
-        return {"v2": int(v2), "lb": LB[LDT_DTYPES[p.dtype]], "dst_l0b": int(self.dst_name == "L0B"),
+        return {"v2": int(v2), "log2_ebits": LOG2_EBITS[LDT_DTYPES[p.dtype]],
+                "dst_l0b": int(self.dst_name == "L0B"),
                 "repeat": p.repeat_times & MASK32, "start": p.start_index & MASK32,
                 "src_stride": p.src_stride & MASK32, "dst_gap": p.dst_gap & MASK32,
                 "dst_frac_gap": p.dst_frac_gap & MASK32,

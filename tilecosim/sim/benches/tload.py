@@ -25,7 +25,7 @@ import numpy as np
 
 from tilecosim.model.faults import Fault
 from tilecosim.model.layouts import tile_offsets
-from tilecosim.model.tload import LCFR, TLoadParams, plan, tload
+from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, plan, tload
 
 from tilecosim.hdl.tload.engine import TLoadEngine
 
@@ -95,11 +95,11 @@ def min_cycles(pl) -> int:
     p = pl.params
     e, size, n = p.esize, p.outputs[0][1], pl.n
     row_bytes = pl.out_cols * e
-    if p.layout.name == "NORM":
+    if p.layout is TLoadLayout.NORM:
         return n * size // min(row_bytes, 32)
-    if p.layout.name in ("ND2NZ", "DN2ZN"):
+    if not p.layout.transposing:
         return n * size // 32
-    extent = pl.out_cols if p.layout.name == "ND2ZN" else pl.out_rows
+    extent = pl.out_rows if p.layout.source_dn else pl.out_cols
     lines = min(32 // e, extent)
     return n * (size // 32) // lines * (32 // e)
 
@@ -117,7 +117,8 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     """
     from tilecosim.sim.api import pack, unpack, watchdog
     from tilecosim.sim.streams import Responder, Sink, Source
-    from tilecosim.hdl.tload.types import Completion, MemRequest, TileWrite, TLoadInstr
+    from tilecosim.hdl.common import Completion
+    from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
     W = cfg.width
     state = {"cycle": 0, "done": False, "beats": 0}
     # the writes of instruction i are the next n*Size/W beats after those of i-1

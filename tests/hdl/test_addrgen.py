@@ -1,0 +1,153 @@
+"""The fractal address generator alone (fed by the decoder): the bytes its runs read are
+exactly those of the valid source block the golden model's plan defines, each element's
+once, in the number of runs the layout needs.  Extents at a power of two and one either side of it."""
+
+import random
+
+import pytest
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.sim import Simulator
+
+from tilecosim.hdl.tload.addrgen import KIND_TRANSPOSE, FractalAddressGenerator
+from tilecosim.hdl.tload.decode import TLoadDecoder
+from tilecosim.hdl.tload.types import TLoadInstr
+from tilecosim.model.faults import Fault
+from tilecosim.model.scenarios import random_tload
+from tilecosim.model.tload import TLoadLayout as L, TLoadParams, plan
+from tilecosim.sim.benches.tload import instr_payload
+
+MEM = 1 << 16
+
+
+class Front(wiring.Component):
+    """Decoder -> address generator, as in the engine."""
+
+    def __init__(self):
+        self.dec = TLoadDecoder()
+        self.gen = FractalAddressGenerator()
+        super().__init__({})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dec = self.dec
+        m.submodules.gen = self.gen
+        wiring.connect(m, self.dec.o, self.gen.i)
+        return m
+
+
+def runs_of(params):
+    """Every run of each TLOAD, and the fault codes of the faulting ones, in order."""
+    dut = Front()
+    dec, gen = dut.dec, dut.gen
+    runs, faults = [], []
+
+    async def driver(ctx):
+        ctx.set(dec.mem_size, MEM)
+        for p in params:
+            ctx.set(dec.i.payload, TLoadInstr.const(instr_payload(p)))
+            ctx.set(dec.i.valid, 1)
+            await ctx.tick().until(dec.i.ready)
+        ctx.set(dec.i.valid, 0)
+
+    async def sink(ctx):
+        ctx.set(gen.o.ready, 1)
+        ctx.set(gen.fault.ready, 1)
+        ctx.set(gen.idle, 1)
+        done = 0
+        while done < len(params):
+            _, _, ov, op, fv, fp = await ctx.tick().sample(gen.o.valid, gen.o.payload,
+                                                            gen.fault.valid, gen.fault.payload)
+            if ov:
+                runs.append({k: int(getattr(op, k)) for k in ("addr", "read_bytes", "kind",
+                                                              "tile", "instr_last")})
+                done += bool(op.instr_last)
+            if fv:
+                faults.append(fp.value)
+                done += 1
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(driver)
+    sim.add_testbench(sink)
+    sim.run()
+    return runs, faults
+
+
+def source_bytes(p):
+    """The bytes of the valid source block, from the seed's definition: ValidRow x ValidCol
+    elements at base, rows (ND) or columns (DN) ``stride`` bytes apart -- as a sorted list,
+    since a stride shorter than a row makes rows overlap and a byte belong to two elements."""
+    pl = plan(p, MEM)
+    e = p.dtype.esize
+    major, minor = (p.valid_col, p.valid_row) if p.layout.source_dn else \
+        (p.valid_row, p.valid_col)
+    return sorted(p.base + r * pl.stride + c * e + k
+                  for r in range(major) for c in range(minor) for k in range(e))
+
+
+def runs_needed(p):
+    """One run per 32-byte destination line, except narrow NORM rows (one run per row) and
+    the transposing layouts (S = 32/esize source runs per group of min(S, extent) lines)."""
+    pl = plan(p, MEM)
+    e = p.dtype.esize
+    size = p.outputs[0][1]
+    lines = pl.n * size // 32
+    if p.layout is L.NORM:
+        return pl.n * size // min(32, pl.out_cols * e)
+    if not p.layout.transposing:
+        return lines
+    s = 32 // e
+    extent = pl.out_rows if p.layout.source_dn else pl.out_cols
+    return lines // min(s, extent) * s
+
+
+def check(params):
+    runs, faults = runs_of(params)
+    legal = []
+    for p in params:
+        try:
+            plan(p, MEM)
+            legal.append(p)
+        except Fault as f:
+            faults.remove(f.code)
+    assert faults == []
+    starts = [0] + [i + 1 for i, r in enumerate(runs) if r["instr_last"]]
+    assert len(starts) - 1 == len(legal)
+    for p, a, b in zip(legal, starts, starts[1:]):
+        mine = runs[a:b]
+        assert len(mine) == runs_needed(p), p
+        read = sorted(r["addr"] + k for r in mine for k in range(r["read_bytes"]))
+        assert read == source_bytes(p), p         # every element's bytes, each read once
+        assert {r["kind"] == KIND_TRANSPOSE for r in mine} == {p.layout.transposing}
+        assert sorted({r["tile"] for r in mine}) == list(range(len(p.outputs)))
+
+
+@pytest.mark.parametrize("layout", list(L))
+def test_random_tloads_read_exactly_the_valid_block(layout):
+    rng = random.Random(int(layout) + 40)
+    params = []
+    while len(params) < 8:
+        p, span = random_tload(rng, layout, sizes=(256, 512, 1024, 2048))
+        if span <= MEM:
+            params.append(p)
+    check(params)
+
+
+@pytest.mark.parametrize("layout", list(L))
+@pytest.mark.parametrize("extent", [15, 16, 17, 31, 32, 33])
+def test_valid_extents_at_and_beside_a_power_of_two(layout, extent):
+    """A 32 x 32 FP16 block (2 KB) with ValidRow or ValidCol at 2^k - 1, 2^k, 2^k + 1."""
+    rows = min(extent, 32)
+    params = [TLoadParams(layout, "FP16", valid_col=32, valid_row=rows, col=32,
+                          outputs=(("T", 2048),)),
+              TLoadParams(layout, "FP16", valid_col=rows, valid_row=32, col=32, stride=80,
+                          outputs=(("U", 2048),))]
+    check(params)
+
+
+def test_faults_leave_on_the_fault_stream_and_make_no_run():
+    bad = TLoadParams(L.ND2ZN, "S8", valid_col=40, valid_row=1, col=32, outputs=(("T", 512),))
+    good = TLoadParams(L.NORM, "FP32", valid_col=8, valid_row=4, col=8, outputs=(("T", 256),))
+    runs, faults = runs_of([bad, good, bad])
+    assert faults == [2, 2]                                   # IllegalParameter, twice
+    assert len(runs) == runs_needed(good) and runs[-1]["instr_last"] == 1
