@@ -12,8 +12,7 @@ functional coverage (each operation declares its bins in tilecosim/ops/): --coun
 scenarios per operation, legal and faulting, drawn from --seed and run in batches (back to
 back, every other batch with random back-pressure) in --jobs processes.  Prints a progress
 bar, each mismatch with a command that reproduces it alone, a summary table per operation
-and the coverage; --json
-adds one JSON object on the last line.  Exit 1 on any mismatch.
+and the coverage; --json adds one JSON object on the last line.  Exit 1 on any mismatch.
 
 examples:
   tilecosim regress --count 50
