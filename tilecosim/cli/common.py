@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -222,3 +223,21 @@ def result_json(op, backend, tiles, names, fault=None, **extra):
 
 def emit_json(obj):
     print(json.dumps(obj))
+
+
+def exit_status(hdl: dict | None, done: int = EXIT_OK) -> int:
+    """1 when an HDL backend disagreed with the model, else ``done``."""
+    return EXIT_MISMATCH if hdl and not hdl["match"] else done
+
+
+def report_fault(args, fault, json_obj: dict, hdl: dict | None, text: str = "") -> int:
+    """The instruction faulted: its name and message on stderr, then the JSON object or the
+    text (``text`` first, then the fault and the HDL summary); exit 3, or 1 on a mismatch."""
+    print(f"{fault.name}: {fault.message}", file=sys.stderr)
+    if args.json:
+        emit_json(json_obj)
+    else:
+        print(f"{text}fault: {fault}")
+        if hdl:
+            print(hdl["summary"])
+    return exit_status(hdl, EXIT_FAULT)

@@ -80,13 +80,14 @@ def run_demo(main) -> int:
         np.arange(4096, dtype="<u2").view(np.uint8).tofile(l1)         # half ramp 0, 1, 2, ...
         print("## LoadDataWithTranspose, half: three 16x16 squares transposed into L0A "
               "(seed 001, repeatTimes 3, srcStride 1, dstGap 0).")
-        code, err = _run(main, ["load-data-with-transpose", "--dtype", "half", "--repeat-times", "3",
-                          "--src-stride", "1", "--src", str(l1), "--dst-bytes", "2048"])
+        code, err = _run(main, ["load-data-with-transpose", "--dtype", "half",
+                                "--repeat-times", "3", "--src-stride", "1", "--src", str(l1),
+                                "--dst-bytes", "2048"])
         got.append(code)
         expected.append(0)
         print("## LoadAlign DIST_UNPACK_B16: 64 b16 elements, each followed by a zero element.")
         code, err = _run(main, ["load-align", "--dist", "DIST_UNPACK_B16", "--dtype", "b16",
-                          "--ub", str(l1), "--addr", "0"])
+                                "--ub", str(l1), "--addr", "0"])
         got.append(code)
         expected.append(0)
         errs += ["", ""]
@@ -97,7 +98,7 @@ def run_demo(main) -> int:
         prog.write_text(SEED_PROGRAM)
         print(prog.read_text())
         code, err = _run(main, ["run", str(prog), "--reg", "a0=0", "--reg", "a1=512",
-                          "--reg", "a2=1024"])
+                                "--reg", "a2=1024"])
         got.append(code)
         errs.append(err)
     if got != expected or "line 7: TileReleased" not in errs[-1] \

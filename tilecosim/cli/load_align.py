@@ -9,9 +9,9 @@ import numpy as np
 
 from tilecosim.model.faults import Fault
 
-from .common import (BACKEND_HELP, BACKENDS, EXIT_FAULT, EXIT_MISMATCH, EXIT_OK, FMT,
-                     UsageError, any_int, backend_errors, check_out, check_waves, emit_json,
-                     int_arg, quote_argv, read_file, usage_from, wave_lines)
+from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, any_int, backend_errors,
+                     check_out, check_waves, emit_json, exit_status, int_arg, quote_argv,
+                     read_file, report_fault, usage_from, wave_lines)
 
 LOAD_ALIGN_HELP = """\
 Run one LoadAlign (UB -> one or two RegTensors of VL bytes) and print the register lanes.
@@ -86,22 +86,15 @@ def cmd_load_align(args) -> int:
     try:
         r = run(ub, args.addr, args.dist, args.dtype, how, args.vl, args.reg_trait)
     except Fault as f:
-        print(f"{f.name}: {f.message}", file=sys.stderr)
-        if args.json:
-            emit_json(dict(base, address=None, next_addr=None, bytes_read=0,
-                            fault=f.to_json(), **hdl_json))
-        else:
-            print(f"fault: {f}")
-            if hdl:
-                print(hdl["summary"])
-        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_FAULT
+        return report_fault(args, f, dict(base, address=None, next_addr=None, bytes_read=0,
+                                          fault=f.to_json(), **hdl_json), hdl)
     if args.out:
         np.savez(args.out, **{f"dst{k}": reg for k, reg in enumerate(r.dst)})
     next_addr = r.next_addr if how.kind == "post_update" else None
     if args.json:
         emit_json(dict(base, address=r.address, next_addr=next_addr, bytes_read=r.nbytes,
-                        fault=None, **hdl_json))
-        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+                       fault=None, **hdl_json))
+        return exit_status(hdl)
     w = args.dist.width or WIDTHS[args.dtype]
     if args.reg_trait == 2:
         w = WIDTHS[args.dtype] // 2
@@ -118,7 +111,7 @@ def cmd_load_align(args) -> int:
         print(f"wrote {args.out}")
     if hdl:
         print(hdl["summary"])
-    return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+    return exit_status(hdl)
 
 def _run_load_align_hdl(args, ub, how) -> dict:
     """Run the op on the Amaranth LoadAlign unit and compare with the golden model."""

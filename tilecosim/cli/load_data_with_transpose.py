@@ -9,10 +9,9 @@ import numpy as np
 
 from tilecosim.model.faults import Fault
 
-from .common import (BACKEND_HELP, BACKENDS, EXIT_FAULT, EXIT_MISMATCH, EXIT_OK, FMT,
-                     UsageError, add_hdl_options, any_int, backend_errors, check_out,
-                     check_waves, emit_json, int_arg, quote_argv, read_file, usage_from,
-                     wave_lines)
+from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_hdl_options, any_int,
+                     backend_errors, check_out, check_waves, emit_json, exit_status, int_arg,
+                     quote_argv, read_file, report_fault, usage_from, wave_lines)
 
 LDT_HELP = """\
 Run one LoadDataWithTranspose (L1 -> L0A/L0B, square-block transpose) and print where each
@@ -63,9 +62,10 @@ def add_parsers(sub) -> dict:
 
 def cmd_ldt(args) -> int:
     from tilecosim.model.buffers import Buffer
-    from tilecosim.model.load_data import (LoadData2dTransposeParams, LoadData2dTransposeParamsV2,
-                                 load_data_with_transpose, load_data_with_transpose_reference,
-                                 plan_ldt)
+    from tilecosim.model.load_data import (LoadData2dTransposeParams,
+                                           LoadData2dTransposeParamsV2,
+                                           load_data_with_transpose,
+                                           load_data_with_transpose_reference, plan_ldt)
     check_waves(args)
     if args.src_frac_gap is not None and not args.v2:
         raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
@@ -87,14 +87,8 @@ def cmd_ldt(args) -> int:
         run = load_data_with_transpose if args.model == "fast" else load_data_with_transpose_reference
         run(l1, l0, params, args.dst_addr, args.src_addr)
     except Fault as f:
-        print(f"{f.name}: {f.message}", file=sys.stderr)
-        if args.json:
-            emit_json(dict(base, bytes_moved=0, placements=[], fault=f.to_json(), **hdl_json))
-        else:
-            print(f"fault: {f}")
-            if hdl:
-                print(hdl["summary"])
-        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_FAULT
+        return report_fault(args, f, dict(base, bytes_moved=0, placements=[],
+                                          fault=f.to_json(), **hdl_json), hdl)
     if args.out:
         l0.data.tofile(args.out)
     placements = [{"iteration": i, "fractal": j, "src": int(pl.src_addr[i, j]),
@@ -102,8 +96,8 @@ def cmd_ldt(args) -> int:
                   for i in range(pl.src_addr.shape[0]) for j in range(pl.src_addr.shape[1])]
     if args.json:
         emit_json(dict(base, bytes_moved=pl.bytes_moved, placements=placements, fault=None,
-                        **hdl_json))
-        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+                       **hdl_json))
+        return exit_status(hdl)
     kind = "V2" if args.v2 else "V1"
     print(f"LoadDataWithTranspose {kind} {args.dtype} -> {dst_name}: "
           + ", ".join(f"{k}={v}" for k, v in params.to_json().items() if k not in ("version", "dtype")))
@@ -119,7 +113,7 @@ def cmd_ldt(args) -> int:
     print(f"{pl.bytes_moved} bytes moved" + (f"; wrote {args.out}" if args.out else ""))
     if hdl:
         print(hdl["summary"])
-    return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+    return exit_status(hdl)
 
 def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
     """Run the call on the Amaranth L1 -> L0 engine and compare with the golden model."""

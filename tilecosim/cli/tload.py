@@ -14,10 +14,10 @@ from tilecosim.model.faults import Fault
 from tilecosim.model.machine import Machine
 from tilecosim.model.tload import LCFR, plan
 
-from .common import (BACKENDS, EXIT_FAULT, EXIT_MISMATCH, EXIT_OK, FMT, UsageError,
-                     add_hdl_options, add_machine, add_regs, any_int, backend_errors,
-                     check_out, check_waves, emit_json, int_arg, memory_of, parse_regs,
-                     quote_argv, result_json, usage_from, wave_lines)
+from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_hdl_options,
+                     add_machine, add_regs, any_int, backend_errors, check_out, check_waves,
+                     emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv,
+                     report_fault, result_json, usage_from, wave_lines)
 
 TLOAD_HELP = """\
 Run one TLOAD (seed syntax) and print the output tiles.
@@ -110,14 +110,8 @@ def cmd_tload(args) -> int:
     if hdl:
         extra.update(hdl["json"])
     if fault is not None:
-        print(f"{fault.name}: {fault.message}", file=sys.stderr)
-        if args.json:
-            emit_json(result_json("tload", args.backend, [], [], fault, **extra))
-        else:
-            print(f"{insn.text()}\nfault: {fault}")
-            if hdl:
-                print(hdl["summary"])
-        return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_FAULT
+        return report_fault(args, fault, result_json("tload", args.backend, [], [], fault,
+                                                     **extra), hdl, f"{insn.text()}\n")
     if args.out:
         arrays = {}
         for k, img in enumerate(step.tiles):
@@ -135,7 +129,7 @@ def cmd_tload(args) -> int:
             print(hdl["summary"])
         if args.out:
             print(f"wrote {args.out}: " + ", ".join(f"tile{k}/valid{k}" for k in range(len(step.tiles))))
-    return EXIT_MISMATCH if hdl and not hdl["match"] else EXIT_OK
+    return exit_status(hdl)
 
 def _run_hdl(args, params, memory) -> dict:
     """Run the TLOAD on the HDL engine (Amaranth's simulator, or Icarus/Verilator through
@@ -191,7 +185,7 @@ def cmd_asm(args) -> int:
         unset = str(e)
     if args.json:
         emit_json({"insn": insn.text(), "block": [r.text() for r in records],
-                    "fields": insn.fields(), "values": values})
+                   "fields": insn.fields(), "values": values})
         return EXIT_OK
     print(insn.text())
     print("\nblock template:")

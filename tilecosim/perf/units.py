@@ -45,5 +45,6 @@ def load_align_figures():
         raise RuntimeError("LoadAlign bench disagrees with the model")
     span = res.out[-1] - res.accept[0] + 1
     lat = sorted({o - a for a, o in zip(res.accept, res.out)})
-    return {"ops": len(cases), "cycles": span, "ops_per_cycle": round(len(cases) / (res.out[-1] - res.out[0] + 1), 4),
+    return {"ops": len(cases), "cycles": span,
+            "ops_per_cycle": round(len(cases) / (res.out[-1] - res.out[0] + 1), 4),
             "latency": lat}

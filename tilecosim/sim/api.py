@@ -5,7 +5,8 @@ drives inputs with ``port.set(name, int)``, and ``await port.tick(*names)`` wait
 next rising clock edge and returns the values the named signals had AT that edge (what
 the flip-flops saw).  ``await port.until(name, limit)`` waits for the first edge at which
 the 1-bit register output ``name`` is 1 (False after ``limit`` cycles without); on the
-Verilog simulators it is one trigger, so the design runs without Python in between.  Inputs set after a tick are seen by the design in the next cycle.
+Verilog simulators it is one trigger, so the design runs without Python in between.  Inputs
+set after a tick are seen by the design in the next cycle.
 Names are the Verilog port names (``op__valid``, ``op__payload``, ``ub_data``; ``rst`` is
 the synchronous reset); values are
 plain integers (struct payloads as their flat bit vectors; see :func:`pack`/:func:`unpack`),

@@ -17,9 +17,9 @@ simulated design, so a simulator runs a whole TLOAD without calling Python every
   completions.
 
 Ports: ``instr`` (the TLOAD, :data:`~tilecosim.hdl.tload.types.TLoadInstr`), ``mem_size`` and
-``repeat`` are set once before ``start``; ``start`` (pulse) begins the run; ``finished`` rises when every completion is in;
-``cycles`` counts the cycles from start to finished; ``fault`` is the fault code of the
-completions (all equal); ``rb_addr`` -> ``rb_data``/``rb_written`` read one tile word back
+``repeat`` are set once before ``start``; ``start`` (pulse) begins the run; ``finished``
+rises when every completion is in; ``cycles`` counts the cycles from start to finished;
+``fault`` is the fault code of the completions (all equal); ``rb_addr`` -> ``rb_data``/``rb_written`` read one tile word back
 the cycle after (for the end-state check).
 
 :func:`bulk_procs` is the simulator-neutral bench: start, wait for ``finished`` (one wait,

@@ -231,7 +231,8 @@ def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
                            depth=cfg.depth, transpose=cfg.transpose)
 
     res = run_bench(cfg.backend, make, "tload_engine", tload_setup, (plist, mem, cfg),
-                    vcd=cfg.vcd, waves=cfg.waves, timing=timing, key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth, cfg.transpose)))
+                    vcd=cfg.vcd, waves=cfg.waves, timing=timing,
+                    key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth, cfg.transpose)))
     return finish(res)
 
 
