@@ -259,17 +259,17 @@ def architecture_svg() -> str:
     P, M, V = "#9fd3f1", "#f3ea96", "#8fd6b9"       # pipeline stage, memory model, checking
     s = []
     rows = [
-        ("TLOAD engine (hdl/tload_engine.py)", 30, [
+        ("TLOAD engine (hdl/tload/)", 30, [
             ("TLoadDecoder", "1 cycle, faults"), ("FractalAddress", "Generator: runs"),
             ("global memory", "req -> resp, W B", M), ("line assembly /", "SquareTranspose"),
             ("PadMerge", "pad, Null = no BE"), ("tiles", "write {tile, offset}", M)],
          ["instr", "", "req", "resp", "", "write"]),
-        ("L1 -> L0 engine (hdl/l1l0_engine.py)", 150, [
+        ("L1 -> L0 engine (hdl/l1l0/)", 150, [
             ("op check", "faults in model order"), ("square", "addresses"),
             ("L1", "rd -> rd_data, 32 B", M), ("SquareTranspose", "b4..b64, b32 as 4x 8x8"),
             ("L0A / L0B", "wr, 32 B", M)],
          ["op", "", "rd", "rd_data", "wr"]),
-        ("LoadAlign / StoreAlign units (hdl/load_align_unit.py, store_align_unit.py)", 270, [
+        ("LoadAlign / StoreAlign units (hdl/align/)", 270, [
             ("address_stage", "PostUpdate, AddrReg, faults"), ("UB", "sync port, 2*VL B", M),
             ("distribution", "mux per mode"), ("res", "dst0, dst1 / next_addr", M)],
          ["op", "ub_addr", "ub_data", "res"]),
@@ -286,11 +286,13 @@ def architecture_svg() -> str:
     y = 400
     s.append(f'<text x="20" y="{y}" font-size="13" font-weight="bold">Verification</text>')
     s += _box(70, y + 15, 170, 55, "model/ (numpy)", V, "golden TLOAD, LDT, LoadAlign")
-    s += _box(330, y + 15, 200, 55, "bench (hdl/benchapi.py)", V, "drivers, memories, scoreboard")
+    s += _box(330, y + 15, 200, 55, "benches (tilecosim/sim/)", V,
+              "drivers, memories, scoreboard")
     s += _box(620, y - 15, 150, 40, "Amaranth simulator", P)
     s += _box(620, y + 32, 150, 40, "Icarus (cocotb)", P)
     s += _box(620, y + 79, 150, 40, "Verilator (cocotb)", P)
-    s += _box(860, y + 15, 190, 55, "regress / bench / mutation", V, "coverage, speed, kills")
+    s += _box(860, y + 15, 190, 55, "regress / bench / mutation", V,
+              "every op of tilecosim/ops/")
     s += _arrow(240, y + 42, 330, y + 42, "expected")
     for yy in (y + 5, y + 52, y + 99):
         s += _arrow(530, y + 42, 620, yy)
