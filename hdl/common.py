@@ -5,12 +5,13 @@ A *line* is the 32 bytes the datapaths move per cycle (a fractal row of 16-bit e
 a *fractal* is the 512-byte block of the layouts (16 lines).
 """
 
+from amaranth import Signal
 from amaranth.lib import data, enum
 
 from tilecosim.model.faults import FaultKind
 
-__all__ = ["LINE_BYTES", "FRACTAL_BYTES", "FaultCode", "Completion", "check_choice",
-           "check_at_least", "check_vector_length"]
+__all__ = ["LINE_BYTES", "FRACTAL_BYTES", "FaultCode", "Completion", "first_fault",
+           "check_choice", "check_at_least", "check_vector_length"]
 
 LINE_BYTES = 32
 FRACTAL_BYTES = 512
@@ -32,6 +33,16 @@ assert {f.name: f.value for f in FaultCode} == {k.name: int(k) for k in FaultKin
 
 #: one completion per instruction, in order
 Completion = data.StructLayout({"fault": FaultCode})
+
+
+def first_fault(m, checks, name: str | None = None):
+    """The D8 code of the first broken rule: ``checks`` is [(condition, FaultCode), ...] in
+    the model's order; NONE when no condition holds."""
+    fault = Signal(FaultCode, name=name)
+    for k, (broken, code) in enumerate(checks):
+        with (m.If if k == 0 else m.Elif)(broken):
+            m.d.comb += fault.eq(code)
+    return fault
 
 
 def check_choice(name: str, value, choices) -> None:

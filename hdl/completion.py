@@ -49,14 +49,14 @@ class CompletionQueue(wiring.Component):
         m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=FaultCode.as_shape().width,
                                                           depth=self.depth)
         in_flight = Signal(range(self.max_in_flight + 1))
-        m.d.comb += [self.idle.eq(in_flight == 0), self.room.eq(queue.w_rdy)]
+        push, pop = queue.w_stream, queue.r_stream
+        m.d.comb += [self.idle.eq(in_flight == 0), self.room.eq(push.ready)]
         with m.If(self.finished):
-            m.d.comb += [queue.w_en.eq(1), queue.w_data.eq(FaultCode.NONE)]
+            m.d.comb += [push.valid.eq(1), push.payload.eq(FaultCode.NONE)]
         with m.Else():
-            m.d.comb += [queue.w_en.eq(self.fault.valid), queue.w_data.eq(self.fault.payload),
-                         self.fault.ready.eq(queue.w_rdy)]
-        m.d.comb += [self.done.valid.eq(queue.r_rdy), self.done.payload.fault.eq(queue.r_data),
-                     queue.r_en.eq(self.done.ready)]
+            wiring.connect(m, wiring.flipped(self.fault), push)
+        m.d.comb += [self.done.valid.eq(pop.valid), self.done.payload.fault.eq(pop.payload),
+                     pop.ready.eq(self.done.ready)]
         with m.If(self.started & ~self.finished):
             m.d.sync += in_flight.eq(in_flight + 1)
         with m.Elif(~self.started & self.finished):

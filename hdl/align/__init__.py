@@ -1,0 +1,1 @@
+"""The LoadAlign and StoreAlign units and what they share."""

@@ -9,7 +9,7 @@ static wirings.  The modes' numbering, their families and widths, and the bytes 
 from amaranth import Module, Mux, Signal, signed
 from amaranth.lib import data, enum
 
-from tilecosim.hdl.common import FaultCode
+from tilecosim.hdl.common import FaultCode, first_fault
 from tilecosim.model import load_align as _model
 
 __all__ = ["LoadDist", "StoreDist", "Addressing", "AlignOp", "address_stage", "check_ub_size"]
@@ -135,12 +135,8 @@ def address_stage(m: Module, op, ub_size: int, nbytes, align, illegal, name: str
     align_bad = (((is_reg | is_post) & ((scaled & mask) != 0)) | ((addr & mask) != 0)
                  | ((ea & mask) != 0))
     oob = (ea < 0) | (ea + nbytes > ub_size)
-    fault = Signal(FaultCode, name=f"{name}_fault")
-    with m.If(illegal):
-        m.d.comb += fault.eq(FaultCode.IllegalParameter)
-    with m.Elif(align_bad):
-        m.d.comb += fault.eq(FaultCode.Alignment)
-    with m.Elif(oob):
-        m.d.comb += fault.eq(FaultCode.OutOfBounds)
+    fault = first_fault(m, [(illegal, FaultCode.IllegalParameter),
+                            (align_bad, FaultCode.Alignment),
+                            (oob, FaultCode.OutOfBounds)], name=f"{name}_fault")
     return ea, nxt, fault
 

@@ -1,0 +1,1 @@
+"""The L1 -> L0 engine (LoadDataWithTranspose)."""

@@ -32,7 +32,7 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from tilecosim.hdl.common import (FRACTAL_BYTES, LINE_BYTES, Completion, FaultCode,
-                                  check_at_least, check_choice)
+                                  check_at_least, check_choice, first_fault)
 from tilecosim.hdl.completion import CompletionQueue
 from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
 
@@ -83,10 +83,10 @@ class L1L0Engine(wiring.Component):
         i = Signal(8)                    # iteration
         q = Signal(2)                    # b32: sub-square A, B, C, D
         r = Signal(7)                    # row of the square
-        finishing = self._read(m, cur, busy, i, q, r, rows, squares)
+        finishing = self._read(m, cur, busy, i, q, r, rows.w_stream, squares.w_stream)
         self._accept(m, fault, cur, busy, i, q, r, finishing, cq)
-        self._rows_in(m, rows, tr)
-        self._lines_out(m, tr, squares, cq)
+        self._rows_in(m, rows.r_stream, tr)
+        self._lines_out(m, tr, squares.r_stream, cq)
         return m
 
     def _check(self, m):
@@ -138,22 +138,16 @@ class L1L0Engine(wiring.Component):
         dst_hi = op.dst + (a * (R - 1) + b * (nfrac - 1)) * FRACTAL_BYTES
         oob = (R != 0) & ((src_lo < 0) | (src_hi + FRACTAL_BYTES > self.l1_size)
                           | (dst_hi + FRACTAL_BYTES > self.l0_size))
-        fault = Signal(FaultCode)
-        with m.If(out_of_range):
-            m.d.comb += fault.eq(FaultCode.ParameterRange)
-        with m.Elif(rule_bad):
-            m.d.comb += fault.eq(FaultCode.IllegalParameter)
-        with m.Elif(misaligned):
-            m.d.comb += fault.eq(FaultCode.Alignment)
-        with m.Elif(overlaps):
-            m.d.comb += fault.eq(FaultCode.IllegalParameter)
-        with m.Elif(oob):
-            m.d.comb += fault.eq(FaultCode.OutOfBounds)
-        return fault
+        return first_fault(m, [(out_of_range, FaultCode.ParameterRange),
+                               (rule_bad, FaultCode.IllegalParameter),
+                               (misaligned, FaultCode.Alignment),
+                               (overlaps, FaultCode.IllegalParameter),
+                               (oob, FaultCode.OutOfBounds)], name="fault")
 
     def _read(self, m, cur, busy, i, q, r, rows, squares):
-        """One L1 row a cycle of the op being issued, its square's destination queued with
-        its last row; returns ``finishing`` (the op's last read goes now)."""
+        """One L1 row a cycle of the op being issued (its element size into ``rows``), its
+        square's destination into ``squares`` with its last row (both FIFO write streams);
+        returns ``finishing`` (the op's last read goes now)."""
         c_b32 = cur.log2_ebits == 5
         side = Signal(8)
         m.d.comb += side.eq(Mux(c_b32, 8, 256 >> cur.log2_ebits))
@@ -177,19 +171,19 @@ class L1L0Engine(wiring.Component):
         last_q = ~c_b32 | (q == 3)
         last_i = i == cur.repeat[:8] - 1
         m.d.comb += [
-            self.rd.valid.eq(busy & rows.w_rdy & (~last_row | squares.w_rdy)),
+            self.rd.valid.eq(busy & rows.ready & (~last_row | squares.ready)),
             self.rd.payload.addr.eq((frac_addr + row_in_frac * LINE_BYTES)[:32]),
-            rows.w_data.eq(cur.log2_ebits),
+            rows.payload.eq(cur.log2_ebits),
         ]
         issue = self.rd.valid & self.rd.ready
-        m.d.comb += rows.w_en.eq(issue)
+        m.d.comb += rows.valid.eq(issue)
         sq = Signal(Square)
         m.d.comb += [
             sq.dst_base.eq(cur.dst + (cur.dst_gap[:16] + 1) * i * FRACTAL_BYTES),
             sq.frac_step.eq((cur.dst_frac_gap[:16] + 1) * FRACTAL_BYTES),
             sq.quarter.eq(q), sq.b32.eq(c_b32), sq.last.eq(last_i & last_q),
-            squares.w_data.eq(sq),
-            squares.w_en.eq(issue & last_row),
+            squares.payload.eq(sq),
+            squares.valid.eq(issue & last_row),
         ]
         finishing = Signal()
         with m.If(issue):
@@ -227,28 +221,28 @@ class L1L0Engine(wiring.Component):
     def _rows_in(self, m, rows, tr):
         """Rows from L1 into the transpose unit, each with the element size it was read for."""
         m.d.comb += [
-            tr.i.valid.eq(self.rd_data.valid & rows.r_rdy),
+            tr.i.valid.eq(self.rd_data.valid & rows.valid),
             tr.i.payload.data.eq(self.rd_data.payload),
-            tr.i.payload.log2_ebits.eq(rows.r_data),
-            tr.i.payload.lines.eq(Mux(rows.r_data == 5, 8, 256 >> rows.r_data)),
-            self.rd_data.ready.eq(tr.i.ready & rows.r_rdy),
-            rows.r_en.eq(self.rd_data.valid & self.rd_data.ready),
+            tr.i.payload.log2_ebits.eq(rows.payload),
+            tr.i.payload.lines.eq(Mux(rows.payload == 5, 8, 256 >> rows.payload)),
+            self.rd_data.ready.eq(tr.i.ready & rows.valid),
+            rows.ready.eq(self.rd_data.valid & self.rd_data.ready),
         ]
 
     def _lines_out(self, m, tr, squares, cq):
         """Transposed lines to their L0 addresses; an op's last line goes only when its
         completion can be queued."""
-        g = Square(squares.r_data)
+        g = Square(squares.payload)
         line = tr.o.payload.index
         waddr = Mux(g.b32,
                     g.dst_base + g.quarter[1] * g.frac_step + Cat(line[:3], g.quarter[0]) * 32,
                     g.dst_base + (line >> 4) * g.frac_step + line[:4] * 32)
         last_line = tr.o.payload.last & g.last
         m.d.comb += [
-            self.wr.valid.eq(tr.o.valid & squares.r_rdy & (~last_line | cq.room)),
+            self.wr.valid.eq(tr.o.valid & squares.valid & (~last_line | cq.room)),
             self.wr.payload.addr.eq(waddr[:32]),
             self.wr.payload.data.eq(tr.o.payload.data),
-            tr.o.ready.eq(self.wr.ready & squares.r_rdy & (~last_line | cq.room)),
-            squares.r_en.eq(tr.o.valid & tr.o.ready & tr.o.payload.last),
+            tr.o.ready.eq(self.wr.ready & squares.valid & (~last_line | cq.room)),
+            squares.ready.eq(tr.o.valid & tr.o.ready & tr.o.payload.last),
             cq.finished.eq(tr.o.valid & tr.o.ready & last_line),
         ]

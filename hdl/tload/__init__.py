@@ -1,0 +1,1 @@
+"""The TLOAD engine: decoder, fractal address generator, pad/merge, engine, port types."""

@@ -28,7 +28,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.common import LINE_BYTES, FaultCode, check_choice
+from tilecosim.hdl.common import LINE_BYTES, FaultCode, check_choice, first_fault
 from tilecosim.hdl.tload.dtype_rom import DTYPE_ROM, pad_pattern
 from tilecosim.hdl.tload.types import MAX_OUTPUTS, PadValue, TileQueue, TLoadInstr, TLoadLayout
 
@@ -98,13 +98,9 @@ class TLoadDecoder(wiring.Component):
                              | (ins.valid_row > geo["row"]) | geo["shape_bad"])
         valid_major, valid_minor, stride, out_of_bounds = self._bounds(m, ins, log2_esize)
 
-        fault = Signal(FaultCode)
-        with m.If(illegal_instruction):
-            m.d.comb += fault.eq(FaultCode.IllegalInstruction)
-        with m.Elif(illegal_parameter):
-            m.d.comb += fault.eq(FaultCode.IllegalParameter)
-        with m.Elif(out_of_bounds):
-            m.d.comb += fault.eq(FaultCode.OutOfBounds)
+        fault = first_fault(m, [(illegal_instruction, FaultCode.IllegalInstruction),
+                                (illegal_parameter, FaultCode.IllegalParameter),
+                                (out_of_bounds, FaultCode.OutOfBounds)], name="fault")
 
         log2_runs, log2_lines = self._runs_per_tile(m, ins, log2_esize, geo)
         decoded = Signal(Decoded)

@@ -103,30 +103,32 @@ class TLoadEngine(wiring.Component):
                      cq.started.eq(gen.started)]
         connect(m, cq.done, flipped(self.done))
 
-        self._issue(m, gen, runs)
-        line = self._consume(m, runs, tr, groups, pm)
-        self._into_padmerge(m, line, tr, groups, pm)
+        # the FIFOs are joined by their streams: a write is valid & ready on w_stream
+        self._issue(m, gen, runs.w_stream)
+        line = self._consume(m, runs.r_stream, tr, groups.w_stream, pm)
+        self._into_padmerge(m, line, tr, groups.r_stream, pm)
         self._write(m, pm, cq)
         return m
 
     def _issue(self, m, gen, runs):
-        """A run becomes a memory request (unless it reads nothing) and a queue entry."""
+        """A run becomes a memory request (unless it reads nothing) and an entry of ``runs``
+        (the run queue's write stream)."""
         run = gen.o.payload
         needs_read = run.read_bytes != 0
         m.d.comb += [
-            self.req.valid.eq(gen.o.valid & needs_read & runs.w_rdy),
+            self.req.valid.eq(gen.o.valid & needs_read & runs.ready),
             self.req.payload.addr.eq(run.addr),
             self.req.payload.len.eq(run.read_bytes),
-            gen.o.ready.eq(runs.w_rdy & (~needs_read | self.req.ready)),
-            runs.w_en.eq(gen.o.valid & gen.o.ready),
-            runs.w_data.eq(run),
+            gen.o.ready.eq(runs.ready & (~needs_read | self.req.ready)),
+            runs.valid.eq(gen.o.valid & (~needs_read | self.req.ready)),
+            runs.payload.eq(run),
         ]
 
     def _consume(self, m, runs, tr, groups, pm):
-        """The queue head and its response: a direct run is placed into the line being
+        """The head of ``runs`` (the run queue's read stream) and its response: a direct run is placed into the line being
         assembled, a transposing run goes to the transpose unit (its group's extents to
-        ``groups``).  Returns the direct line: {out, data, valid, head}."""
-        head = Run(runs.r_data)
+        ``groups``, a write stream).  Returns the direct line: {out, data, valid, head}."""
+        head = Run(runs.payload)
         head_reads = head.read_bytes != 0
         have_data = ~head_reads | self.resp.valid
         keep = _byte_mask(m, head.read_bytes, "keep")
@@ -143,15 +145,15 @@ class TLoadEngine(wiring.Component):
         direct = head.kind != KIND_TRANSPOSE
         consume = Signal()
         line_out = Signal()                  # a completed direct line goes to pad/merge now
-        with m.If(runs.r_rdy & have_data):
+        with m.If(runs.valid & have_data):
             with m.If(direct):
                 m.d.comb += [line_out.eq(head.line_end),
                              consume.eq(~head.line_end | pm.i.ready)]
             with m.Else():
-                m.d.comb += [tr.i.valid.eq(~head.group_end | groups.w_rdy),
-                             consume.eq(tr.i.ready & (~head.group_end | groups.w_rdy))]
+                m.d.comb += [tr.i.valid.eq(~head.group_end | groups.ready),
+                             consume.eq(tr.i.ready & (~head.group_end | groups.ready))]
         m.d.comb += [
-            runs.r_en.eq(consume),
+            runs.ready.eq(consume),
             self.resp.ready.eq(consume & head_reads),
             tr.i.payload.data.eq(rdata),
             tr.i.payload.log2_ebits.eq(head.log2_esize + 3),
@@ -171,15 +173,15 @@ class TLoadEngine(wiring.Component):
             group.valid_elems.eq(head.valid_elems), group.log2_esize.eq(head.log2_esize),
             group.pattern.eq(head.pattern), group.null.eq(head.null),
             group.instr_last.eq(head.instr_last),
-            groups.w_data.eq(group),
-            groups.w_en.eq(consume & ~direct & head.group_end),
+            groups.payload.eq(group),
+            groups.valid.eq(consume & ~direct & head.group_end),
         ]
         return {"out": line_out, "data": line_data, "valid": line_valid, "head": head}
 
     def _into_padmerge(self, m, line, tr, groups, pm):
         """A direct line, or else a transposed one with its group's extents (the two paths
         never hold lines at the same time: the address generator drains between them)."""
-        g = GroupMeta(groups.r_data)
+        g = GroupMeta(groups.payload)
         col = tr.o.payload.index
         tl_valid = Signal(LINE_BYTES)
         valid_bytes = Signal(7)
@@ -197,12 +199,12 @@ class TLoadEngine(wiring.Component):
             ]
         with m.Else():
             m.d.comb += [
-                pm.i.valid.eq(tr.o.valid & groups.r_rdy),
+                pm.i.valid.eq(tr.o.valid & groups.valid),
                 p.data.eq(tr.o.payload.data), p.valid.eq(tl_valid),
                 p.log2_esize.eq(g.log2_esize), p.pattern.eq(g.pattern), p.null.eq(g.null),
                 p.meta.eq(Cat(g.tile, (g.line + col)[:13], g.instr_last & tr.o.payload.last)),
-                tr.o.ready.eq(pm.i.ready & groups.r_rdy),
-                groups.r_en.eq(tr.o.valid & tr.o.ready & tr.o.payload.last),
+                tr.o.ready.eq(pm.i.ready & groups.valid),
+                groups.ready.eq(tr.o.valid & tr.o.ready & tr.o.payload.last),
             ]
 
     def _write(self, m, pm, cq):

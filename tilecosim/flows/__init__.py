@@ -1,0 +1,1 @@
+"""Flows over the registry: regress, functional coverage, mutation, Verilog and lint."""

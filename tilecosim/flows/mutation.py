@@ -79,8 +79,8 @@ MUTANTS = [
            "m.d.comb += self.fault.valid.eq(~busy)",
            "a fault completes before the instructions in flight", TLOAD_TESTS),
     # --- TLOAD decoder, pads, pad/merge, engine ---------------------------------------------
-    Mutant("fault-code-oob", "tload/decode.py", "m.d.comb += fault.eq(FaultCode.OutOfBounds)",
-           "m.d.comb += fault.eq(FaultCode.IllegalParameter)",
+    Mutant("fault-code-oob", "tload/decode.py", "(out_of_bounds, FaultCode.OutOfBounds)",
+           "(out_of_bounds, FaultCode.IllegalParameter)",
            "OutOfBounds reported as IllegalParameter", TLOAD_TESTS),
     Mutant("pad-bf16-max", "tload/dtype_rom.py", "5:  (1, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80),",
            "5:  (1, 0x7F7E, 0xFF7F, 0x7F80, 0xFF80),", "wrong Max pad for BF16", TLOAD_TESTS),
@@ -114,8 +114,8 @@ MUTANTS = [
            "slot_free = (~r_full | (w_slot <= r_slot)",
            "a slot overwritten while it is still to be read", TRANSPOSE_TESTS),
     # --- L1 -> L0 engine -------------------------------------------------------------------------
-    Mutant("ldt-fault-align", "l1l0/engine.py", "m.d.comb += fault.eq(FaultCode.Alignment)",
-           "m.d.comb += fault.eq(FaultCode.OutOfBounds)", "Alignment reported as OutOfBounds",
+    Mutant("ldt-fault-align", "l1l0/engine.py", "(misaligned, FaultCode.Alignment)",
+           "(misaligned, FaultCode.OutOfBounds)", "Alignment reported as OutOfBounds",
            L1L0_TESTS),
     Mutant("ldt-second-fractal", "l1l0/engine.py",
            "m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * frac) + j * frac)",

@@ -1,0 +1,1 @@
+"""Benchmarks behind ``tilecosim bench`` (elsewhere "bench" means a testbench)."""

@@ -1,0 +1,1 @@
+"""The benches, one per operation family, each a ``setup(*args) -> (processes, result)``."""

@@ -108,38 +108,24 @@ def _bytes_of(value: int, n: int) -> np.ndarray:
     return np.frombuffer(int(value).to_bytes(n, "little"), dtype=np.uint8)
 
 
-def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: SimResult):
-    """The TLOAD bench, simulator-neutral (see :mod:`tilecosim.sim.api`).
-
-    Each process draws its idle/back-pressure pattern from its own generator seeded from
-    ``cfg.seed``, so the pattern does not depend on the order in which a simulator
-    resumes the processes within a cycle.
-    """
-    from tilecosim.sim.api import pack, unpack, watchdog
-    from tilecosim.sim.streams import Responder, Sink, Source
-    from tilecosim.hdl.common import Completion
-    from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
-    W = cfg.width
-    state = {"cycle": 0, "done": False, "beats": 0}
-    # the writes of instruction i are the next n*Size/W beats after those of i-1
+def _budget(plist, mem, cfg: SimConfig, res: SimResult) -> int:
+    """Fill ``res.beats`` (the write beats each instruction owns: the writes of instruction
+    i are the next n*Size/W beats after those of i-1) and return the watchdog's limit: 10 x
+    the cycles the instructions need at least + 100 + 50 per instruction."""
     floor = 0
     for p in plist:
         try:
             pl = plan(p, mem.size, LCFR(*cfg.lcfr))
-            res.beats.append(len(p.outputs) * p.outputs[0][1] // W)
+            res.beats.append(len(p.outputs) * p.outputs[0][1] // cfg.width)
             floor += max(res.beats[-1], min_cycles(pl))
         except Fault:
             res.beats.append(0)
-    max_cycles = cfg.max_cycles or (10 * floor + 100 + 50 * len(plist))
-    owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
-    write_layout = TileWrite(W)
-    payloads = [pack(TLoadInstr, instr_payload(p)) for p in plist]
+    return cfg.max_cycles or (10 * floor + 100 + 50 * len(plist))
 
-    clock = watchdog(state, max_cycles, lambda: setattr(res, "timed_out", True))
 
-    source = Source("instr", payloads, state, rng=random.Random(cfg.seed),
-                    p_valid=cfg.p_instr_valid, accepted=res.accept_cycles)
-
+def _driver(source, payloads, mem, cfg: SimConfig, res: SimResult, state):
+    """Hands the instructions over; with ``cfg.reset_after``, resets the design that many
+    cycles after the first accept (instruction 0 is aborted; 1.. follow)."""
     async def driver(port):
         port.set("mem_size", min(mem.size, MASK64))
         if cfg.reset_after is None:
@@ -159,7 +145,31 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
             res.faults.append(None)
             res.done_cycles.append(None)
         await source.send(port, payloads[1:])
+    return driver
 
+
+def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: SimResult):
+    """The TLOAD bench, simulator-neutral (see :mod:`tilecosim.sim.api`): the instruction
+    source, the global memory (a :class:`~tilecosim.sim.streams.Responder`), the tile
+    collector and the completion sink.
+
+    Each process draws its idle/back-pressure pattern from its own generator seeded from
+    ``cfg.seed``, so the pattern does not depend on the order in which a simulator
+    resumes the processes within a cycle.
+    """
+    from tilecosim.sim.api import pack, unpack, watchdog
+    from tilecosim.sim.streams import Responder, Sink, Source
+    from tilecosim.hdl.common import Completion
+    from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
+    W = cfg.width
+    state = {"cycle": 0, "done": False, "beats": 0}
+    clock = watchdog(state, _budget(plist, mem, cfg, res),
+                     lambda: setattr(res, "timed_out", True))
+    owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
+    write_layout = TileWrite(W)
+    payloads = [pack(TLoadInstr, instr_payload(p)) for p in plist]
+    source = Source("instr", payloads, state, rng=random.Random(cfg.seed),
+                    p_valid=cfg.p_instr_valid, accepted=res.accept_cycles)
     junk = bytes([0xA5]) * W
 
     def read(bits):
@@ -170,9 +180,6 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
                                  f"{mem.size}-byte memory")
         res.requests += 1
         return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:W - n], "little")
-
-    memory = Responder("req", "resp", state, read, rng=random.Random(cfg.seed + 1),
-                       latency=cfg.latency, p_ready=cfg.p_req_ready, p_valid=cfg.p_resp_valid)
 
     def write(bits, cycle):
         if state.get("in_reset"):
@@ -192,8 +199,6 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
         if res.first_write_cycle is None:
             res.first_write_cycle = cycle
 
-    tiles = Sink("write", state, write, rng=random.Random(cfg.seed + 2), p_ready=cfg.p_write_ready)
-
     def complete(bits, cycle):
         if state.get("in_reset"):
             return
@@ -203,9 +208,12 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
         if len(res.faults) == len(plist):
             state["done"] = True
 
-    completions = Sink("done", state, complete)
-
-    return [clock, driver, memory, tiles, completions]
+    return [clock, _driver(source, payloads, mem, cfg, res, state),
+            Responder("req", "resp", state, read, rng=random.Random(cfg.seed + 1),
+                      latency=cfg.latency, p_ready=cfg.p_req_ready, p_valid=cfg.p_resp_valid),
+            Sink("write", state, write, rng=random.Random(cfg.seed + 2),
+                 p_ready=cfg.p_write_ready),
+            Sink("done", state, complete)]
 
 
 def finish(res: SimResult) -> SimResult:
