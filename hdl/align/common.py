@@ -7,12 +7,13 @@ static wirings.  The modes' numbering, their families and widths, and the bytes 
 """
 
 from amaranth import Module, Mux, Signal, signed
-from amaranth.lib import data, enum
+from amaranth.lib import data, enum, wiring
 
-from tilecosim.hdl.common import FaultCode, first_fault
+from tilecosim.hdl.common import FaultCode, check_vector_length, first_fault
 from tilecosim.model import load_align as _model
 
-__all__ = ["LoadDist", "StoreDist", "Addressing", "AlignOp", "address_stage", "check_ub_size"]
+__all__ = ["LoadDist", "StoreDist", "Addressing", "AlignOp", "AlignUnit", "address_stage",
+           "check_ub_size"]
 
 
 class _ModeProperties:
@@ -102,6 +103,21 @@ class Addressing(enum.Enum, shape=2):
 def check_ub_size(ub_size: int) -> None:
     if not isinstance(ub_size, int) or not 0 < ub_size < 1 << 31:
         raise ValueError(f"ub_size={ub_size!r}: must be in 1..2**31-1 bytes")
+
+
+class AlignUnit(wiring.Component):
+    """What both units take: the vector length ``vl`` (a power of two of at least 64 bytes)
+    and the bytes of UB, checked before the ports (``ports(vl)``) are made."""
+
+    def __init__(self, vl: int = 256, ub_size: int = 256 * 1024):
+        check_vector_length(vl)
+        check_ub_size(ub_size)
+        self.vl = vl
+        self.ub_size = ub_size
+        super().__init__(self.ports(vl))
+
+    def ports(self, vl: int) -> dict:
+        raise NotImplementedError
 
 
 #: One LoadAlign / StoreAlign request.  ``t`` is log2 of sizeof(T); ``value`` the

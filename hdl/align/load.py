@@ -20,11 +20,11 @@ past the end of UB).
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.align.common import AlignOp, Addressing, LoadDist, address_stage, check_ub_size
-from tilecosim.hdl.common import LINE_BYTES, FaultCode, check_vector_length
+from tilecosim.hdl.align.common import AlignOp, Addressing, AlignUnit, LoadDist, address_stage
+from tilecosim.hdl.common import LINE_BYTES, FaultCode
 
 __all__ = ["LoadAlignUnit", "LoadAlignResult", "load_wiring"]
 
@@ -76,19 +76,17 @@ def _wire(src, idx):
     return Cat(Const(0, 8) if i is None else src[8 * i:8 * i + 8] for i in idx)
 
 
-class LoadAlignUnit(wiring.Component):
-    def __init__(self, vl: int = 256, ub_size: int = 256 * 1024):
-        check_vector_length(vl)
-        check_ub_size(ub_size)
-        self.vl = vl
-        self.ub_size = ub_size
-        super().__init__({
+class LoadAlignUnit(AlignUnit):
+    """The LoadAlign unit (see module doc): ``LoadAlignUnit(vl=256, ub_size=256 KB)``."""
+
+    def ports(self, vl: int) -> dict:
+        return {
             "op": In(stream.Signature(AlignOp)),
             "ub_addr": Out(32),
             "ub_en": Out(1),
             "ub_data": In(16 * vl),
             "res": Out(stream.Signature(LoadAlignResult(vl))),
-        })
+        }
 
     def elaborate(self, platform):
         m = Module()

@@ -14,11 +14,11 @@ together).  A faulting op writes nothing.
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.align.common import Addressing, StoreDist, address_stage, check_ub_size
-from tilecosim.hdl.common import FaultCode, check_vector_length
+from tilecosim.hdl.align.common import Addressing, AlignUnit, StoreDist, address_stage
+from tilecosim.hdl.common import FaultCode
 
 __all__ = ["StoreAlignUnit", "store_wiring"]
 
@@ -54,13 +54,11 @@ def store_wiring(dist: StoreDist, vl: int, t_bytes: int, reg_trait: int = 1):
     return out
 
 
-class StoreAlignUnit(wiring.Component):
-    def __init__(self, vl: int = 256, ub_size: int = 256 * 1024):
-        check_vector_length(vl)
-        check_ub_size(ub_size)
-        self.vl = vl
-        self.ub_size = ub_size
-        super().__init__({
+class StoreAlignUnit(AlignUnit):
+    """The StoreAlign unit (see module doc): ``StoreAlignUnit(vl=256, ub_size=256 KB)``."""
+
+    def ports(self, vl: int) -> dict:
+        return {
             "op": In(stream.Signature(data.StructLayout({
                 "dist": 5, "t": 2, "addr": 32, "mode": Addressing, "value": signed(32),
                 "reg_trait": 2, "src0": 8 * vl, "src1": 8 * vl, "mask": vl}))),
@@ -70,7 +68,7 @@ class StoreAlignUnit(wiring.Component):
             "ub_wbe": Out(2 * vl),
             "res": Out(stream.Signature(data.StructLayout({"next_addr": signed(42),
                                                            "fault": FaultCode}))),
-        })
+        }
 
     def elaborate(self, platform):
         m = Module()

@@ -163,7 +163,7 @@ def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: 
         size = operation.batch[kind]
         scs = drawn[op]
         key = operation.batch_key
-        if key(scs[0].item if scs else None) is not None:   # batches never mix keys
+        if scs and key(scs[0].item) is not None:            # batches never mix keys
             scs = sorted(scs, key=lambda s: (key(s.item), s.index))
         for b, start in enumerate(range(0, len(scs), size)):
             batch = scs[start:start + size]
