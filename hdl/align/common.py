@@ -20,19 +20,24 @@ class _ModeProperties:
     """What the model says of a mode: its family and element width."""
 
     @property
+    def model_mode(self):
+        """The model's member of the same name (``_model.LoadDist`` or ``_model.StoreDist``)."""
+        return getattr(_model, type(self).__name__)[self.name]
+
+    @property
     def family(self) -> str:
         """``BRC``, ``US``, ``UNPACK4``, ``FIRST_ELEMENT``, ... (the name without its width)."""
-        return self._model.family
+        return self.model_mode.family
 
     @property
     def width(self) -> int | None:
         """Element bytes the mode names (None when it names none)."""
-        return self._model.width
+        return self.model_mode.width
 
     @property
     def dual(self) -> bool:
         """Two registers: DINTLV loads, INTLV stores."""
-        return self._model.dual
+        return self.model_mode.dual
 
 
 class LoadDist(_ModeProperties, enum.Enum, shape=5):
@@ -55,13 +60,9 @@ class LoadDist(_ModeProperties, enum.Enum, shape=5):
     DIST_DINTLV_B32 = 19
     DIST_UNPACK4_B8 = 20
 
-    @property
-    def _model(self):
-        return _model.LoadDist[self.name]
-
     def geometry(self, vl: int) -> tuple[int, int]:
         """(bytes read, alignment) at vector length ``vl`` (seed 003 tables 3 and 6)."""
-        return _model.load_align_geometry(self._model, vl)
+        return _model.load_align_geometry(self.model_mode, vl)
 
 
 class StoreDist(_ModeProperties, enum.Enum, shape=5):
@@ -80,13 +81,9 @@ class StoreDist(_ModeProperties, enum.Enum, shape=5):
     DIST_PACK4_B32 = 12
     DIST_NORM = 16
 
-    @property
-    def _model(self):
-        return _model.StoreDist[self.name]
-
     def geometry(self, t_bytes: int, vl: int) -> tuple[int, int]:
         """(bytes written, alignment) for elements of ``t_bytes`` at vector length ``vl``."""
-        return _model.store_align_geometry(self._model, f"b{8 * t_bytes}", vl)
+        return _model.store_align_geometry(self.model_mode, f"b{8 * t_bytes}", vl)
 
 
 # the model's numbering (D12) is the one on the ports

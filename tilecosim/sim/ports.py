@@ -38,12 +38,8 @@ def ports(component) -> list[Port]:
     for path, member in component.signature.members.flatten():
         if member.is_port:
             out.append(Port("__".join(map(str, path)), path, member.flow == In,
-                            _width(member.shape)))
+                            Shape.cast(member.shape).width))
     return out
-
-
-def _width(shape) -> int:
-    return Shape.cast(shape).width
 
 
 def inputs(component) -> tuple[str, ...]:
@@ -61,11 +57,10 @@ def wave_groups(component) -> list[tuple[str, list[str]]]:
     """(group, port names) for a waveform viewer: one group per stream (valid, ready,
     payload), then one group of the remaining plain ports."""
     names = streams(component)
-    groups = []
-    for s in names:
-        groups.append((s, [p.name for p in ports(component) if p.path[0] == s
-                           and p.path[-1] in ("valid", "ready", "payload")]))
-    rest = [p.name for p in ports(component) if p.path[0] not in names]
+    every = ports(component)
+    groups = [(s, [p.name for p in every if p.path[0] == s
+                   and p.path[-1] in ("valid", "ready", "payload")]) for s in names]
+    rest = [p.name for p in every if p.path[0] not in names]
     if rest:
         groups.append(("ports", rest))
     return groups
