@@ -10,6 +10,11 @@ Assembly syntax of the seed::
   ``RegSrc1`` to "dense".  LB fields may come in any order, each at most once.
 * An LB operand is what ``B.DIM reg, imm`` can hold: ``100``, ``a0``, ``a1+10``, ``a1-2``.
 * A size is a literal (``2048``, ``2KB``, ``0x800``) or a register (``a1``).
+* Numbers are 64-bit fields: a literal above 2**64-1 is an error, not wrapped; ``reg+imm``
+  is a 64-bit add (it wraps, as the register arithmetic does).
+* The arrow may also be repeated before each destination, as the block template writes
+  ``B.IOT ->T<8KB>`` once per output: ``->T<8KB>, ->T<8KB>`` = ``->T<8KB>, T<8KB>``.  The
+  canonical text (:meth:`TLoadInsn.text`) writes it once.
 * Dependencies (our spelling; the seed gives none) are ``D<n>`` labels: up to
   three before the destinations, one (DepDst) after them.
 * Comments start with ``;`` or with a ``#`` that does not follow a name
@@ -243,7 +248,11 @@ class _Parser:
     def number(self, what: str) -> int:
         if self.tok.kind != "num":
             self.error(f"expected a number for {what}, found '{self.tok.text or 'end of line'}'")
-        return int(self.next().text.replace("_", ""), 0)
+        t = self.tok
+        value = int(self.next().text.replace("_", ""), 0)
+        if value > REG_MASK:
+            self.error(f"{what} {value} does not fit a 64-bit field (0..{REG_MASK})", t)
+        return value
 
     def register(self, what: str) -> str:
         t = self.tok
@@ -277,6 +286,8 @@ class _Parser:
                 self.error(f"unknown size unit '{unit.text}' (use B or KB)", unit)
             self.next()
             value *= mult
+            if value > REG_MASK:
+                self.error(f"{what} {value} B does not fit a 64-bit field (0..{REG_MASK})", t)
         return value
 
     def end(self):
@@ -285,6 +296,7 @@ class _Parser:
 
 
 _DEP = re.compile(r"^D\d+$")
+_LB_FIELDS = {"LB0": "ValidCol", "LB1": "ValidRow", "LB2": "Col"}
 
 
 def _parse_tload(p: _Parser) -> TLoadInsn:
@@ -307,7 +319,7 @@ def _parse_tload(p: _Parser) -> TLoadInsn:
                 p.error(f"{up} given twice")
             p.next()
             p.expect(":", f"after {up}")
-            lbs[up] = p.operand({"LB0": "ValidCol", "LB1": "ValidRow", "LB2": "Col"}[up])
+            lbs[up] = p.operand(f"{up} ({_LB_FIELDS[up]})")
         elif t.kind == "name" and up in {k.upper() for k in DTYPES}:
             if dt is not None:
                 p.error("DataType given twice")
@@ -368,6 +380,8 @@ def _parse_tload(p: _Parser) -> TLoadInsn:
         if not p.at(","):
             break
         p.next()
+        if p.tok.kind == "arrow":           # '->T<8KB>, ->T<8KB>': the arrow repeated per output
+            p.next()
     p.end()
     return TLoadInsn(layout=layout, dtype=dt, pad=PadValue.Null if pad is None else pad,
                      valid_col=lbs["LB0"], valid_row=lbs.get("LB1", Operand("zero", 1)),

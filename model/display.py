@@ -13,7 +13,7 @@ from .dtypes import PadValue, decode, dtype as _dtype, encode, format_value
 from .layouts import to_tile
 from .tload import TileImage
 
-__all__ = ["format_tile", "ramp_memory", "seeded_memory", "RAMP_PERIOD"]
+__all__ = ["format_tile", "ramp_memory", "index_ramp", "seeded_memory", "RAMP_PERIOD"]
 
 #: Period of the ramp pattern per type: values 0..period-1 are exact in the type.
 RAMP_PERIOD = {"FP64": 1 << 20, "FP32": 1 << 20, "TF32": 2048, "HF32": 4096, "FP16": 2048,
@@ -39,6 +39,24 @@ def ramp_memory(dt, size: int) -> np.ndarray:
     mem = np.zeros(size, dtype=np.uint8)
     flat = raw.reshape(-1)
     mem[:flat.size] = flat
+    return mem
+
+
+def index_ramp(bits: int, size: int) -> np.ndarray:
+    """``size`` bytes in which the element of ``bits`` bits at index k holds k modulo
+    2**bits, little-endian (for 4-bit elements, the even index in the low nibble): the
+    built-in L1 and UB images of ``load-data-with-transpose`` and ``load-align``, printed
+    in hex, show each element's own index."""
+    if bits == 4:
+        k = np.arange(2 * size, dtype=np.int64) & 0xF
+        return (k[0::2] | (k[1::2] << 4)).astype(np.uint8)
+    if bits not in (8, 16, 32, 64):
+        raise ValueError(f"index_ramp: {bits}-bit elements (4, 8, 16, 32 or 64)")
+    n = size * 8 // bits
+    k = np.arange(n, dtype=np.uint64) & np.uint64((1 << bits) - 1)
+    raw = k.astype(f"<u{bits // 8}").view(np.uint8)
+    mem = np.zeros(size, dtype=np.uint8)
+    mem[:raw.size] = raw
     return mem
 
 

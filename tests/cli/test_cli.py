@@ -124,7 +124,7 @@ def test_tload_to_acc_is_illegal_instruction():
     (["tload", SEED_1, *REGS, "--backend", "modelsim"], "invalid choice: 'modelsim'"),
     (["tload", SEED_1, *REGS, "--profile", "fast"], "invalid choice: 'fast'"),
     (["tload", SEED_1, *REGS, "--mem", "/nonexistent/gm.bin"], "--mem '/nonexistent/gm.bin'"),
-    (["tload", SEED_1, *REGS, "--out", "/nonexistent/dir/t.npz"], "directory does not exist"),
+    (["tload", SEED_1, *REGS, "--out", "/nonexistent/dir/t.npz"], "does not exist"),
     (["tload", SEED_1, *REGS, "--mem-size", "-5"], "--mem-size '-5' must be in 1..1073741824"),
     (["tload", SEED_1, *REGS, "--lcfr", "1:2"], "need 256 <= MIN <= MAX"),
     (["run", "/nonexistent/prog.s"], "PROGRAM '/nonexistent/prog.s'"),

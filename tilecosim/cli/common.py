@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -34,6 +35,14 @@ DEFAULT_MEM_SIZE = 4 << 20
 
 MAX_MEM_SIZE = 1 << 30
 
+MAX_SEED = (1 << 64) - 1
+
+MAX_LATENCY = 256
+
+LATENCY_HELP = ("at the earliest CYCLES cycles after the cycle its request was accepted (1 = "
+                "the next cycle); the TLOAD engine takes a response 2 cycles after its request "
+                "at the earliest, so 1 and 2 time alike")
+
 class UsageError(Exception):
     """A one-line usage error (exit 2)."""
 
@@ -48,10 +57,20 @@ FMT = argparse.RawDescriptionHelpFormatter
 
 # --- argument types and groups ------------------------------------------------------------
 
+def parse_int(text: str) -> int:
+    """An integer as a user types it: decimal (leading zeros allowed), 0x, 0o or 0b;
+    ValueError otherwise."""
+    text = text.strip()
+    try:
+        return int(text, 0)
+    except ValueError:
+        return int(text, 10)
+
+
 def any_int(name):
     def conv(text):
         try:
-            return int(text, 0)
+            return parse_int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
     return conv
@@ -59,13 +78,17 @@ def any_int(name):
 def int_arg(name, lo: int = 1, hi: int = MAX_MEM_SIZE):
     def conv(text):
         try:
-            v = int(text, 0)
+            v = parse_int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer") from None
         if not lo <= v <= hi:
             raise argparse.ArgumentTypeError(f"{name} {text!r} must be in {lo}..{hi}")
         return v
     return conv
+
+def seed_arg(name):
+    """A seed of a random generator: 0..2**64-1."""
+    return int_arg(name, 0, MAX_SEED)
 
 def prob_arg(text):
     try:
@@ -90,11 +113,13 @@ def add_hdl_options(p, tload: bool = True):
     if tload:
         g.add_argument("--width", type=any_int("--width"), choices=(32, 64), default=32,
                        help="beat width W in bytes (default 32)")
-        g.add_argument("--latency", type=any_int("--latency"), default=2, metavar="CYCLES",
-                       help="memory response latency of the bench (default 2)")
+        g.add_argument("--latency", type=int_arg("--latency", 1, MAX_LATENCY), default=2,
+                       metavar="CYCLES",
+                       help=f"global memory of the bench: a response is valid {LATENCY_HELP} "
+                            f"(1..{MAX_LATENCY}, default 2)")
     g.add_argument("--stall", type=prob_arg, default=0.0, metavar="P",
                    help="probability of idle/back-pressure on every port each cycle (default 0)")
-    g.add_argument("--seed", type=any_int("--seed"), default=0, metavar="S",
+    g.add_argument("--seed", type=seed_arg("--seed"), default=0, metavar="S",
                    help="seed of the idle/back-pressure patterns (default 0)")
     g.add_argument("--transpose", choices=("square", "naive"), default="square",
                    help="transpose unit: one square, alternating orientation (default) or naive")
@@ -128,9 +153,14 @@ def parse_regs(items: list[str]) -> dict[str, int]:
             raise UsageError(f"--reg {item!r}: expected NAME=VALUE with NAME a scalar register "
                              f"(a0..a7, t0..t6, s0..s11, x1..x31)")
         try:
-            regs[name] = int(value.strip(), 0) & ((1 << 64) - 1)
+            v = parse_int(value)
         except ValueError:
             raise UsageError(f"--reg {item!r}: VALUE {value!r} is not an integer") from None
+        if not -(1 << 63) <= v < 1 << 64:
+            raise UsageError(f"--reg {item!r}: VALUE must fit the 64-bit register "
+                             f"({-(1 << 63)}..{(1 << 64) - 1}; negative values are two's "
+                             f"complement)")
+        regs[name] = v & ((1 << 64) - 1)
     return regs
 
 def memory_of(args, dt) -> np.ndarray:
@@ -154,16 +184,77 @@ def read_file(opt, path) -> np.ndarray:
         raise UsageError(f"{opt} {path!r}: the file is empty")
     return data
 
-def check_out(path: str | None):
-    if path and not Path(path).resolve().parent.is_dir():
-        raise UsageError(f"--out {path!r}: directory does not exist")
+def _parent_problem(path: Path) -> str | None:
+    """Why no file can be created at ``path``'s place, or None: the nearest existing
+    ancestor decides between "does not exist" and "is not a directory"."""
+    parent = path.parent
+    if parent.is_dir():
+        return None
+    probe = parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        return f"{str(probe)!r} is a file, not a directory"
+    return f"directory {str(parent)!r} does not exist"
 
-def check_writable(opt, path):
-    parent = Path(path).resolve().parent
-    if not parent.is_dir():
-        raise UsageError(f"{opt} {path!r}: directory {str(parent)!r} does not exist")
-    if Path(path).is_dir():
-        raise UsageError(f"{opt} {path!r}: is a directory")
+
+def check_writable(opt: str, path: str | None, suffixes: tuple[str, ...] = (),
+                   what: str = "") -> None:
+    """Refuse, before any work is done, an output file that cannot be written exactly as
+    named: an empty name, a directory, a missing or non-directory parent, a wrong suffix
+    (``suffixes``, e.g. ``(".npz",)``; ``what`` says why), or a folder where no file can be
+    created (probed by creating and removing a temporary file beside it)."""
+    if path is None:
+        return
+    if not path.strip():
+        raise UsageError(f"{opt} {path!r}: empty file name")
+    target = Path(path)
+    if target.is_dir() or path.endswith(("/", "\\")):
+        raise UsageError(f"{opt} {path!r}: is a directory; name a file")
+    if suffixes and not path.lower().endswith(suffixes):
+        raise UsageError(f"{opt} {path!r}: the file name must end in {' or '.join(suffixes)}"
+                         + (f" ({what})" if what else ""))
+    problem = _parent_problem(target.absolute())
+    if problem:
+        raise UsageError(f"{opt} {path!r}: {problem}")
+    import tempfile
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.absolute().parent, prefix=".tilecosim-probe-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise UsageError(f"{opt} {path!r}: cannot write there ({e.strerror or e})") from None
+
+
+def write_file(opt: str, path: str, write) -> None:
+    """Write an output file through ``write(file object)`` into a temporary file beside it,
+    then rename it over ``path``: the user gets the whole file or nothing (an older file of
+    that name is kept on failure).  An OS error becomes a usage error naming the option."""
+    import tempfile
+    target = Path(path).absolute()
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as e:
+        raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
 
 def check_waves(args):
     """--vcd goes with amaranth, --waves with icarus/verilator; the file must be writable."""
@@ -176,9 +267,9 @@ def check_waves(args):
     if args.waves and args.backend == "amaranth":
         raise UsageError("--waves is for --backend icarus or verilator; amaranth writes VCD "
                          "with --vcd FILE")
-    for opt, path in (("--vcd", args.vcd), ("--waves", args.waves)):
-        if path:
-            check_writable(opt, path)
+    check_writable("--vcd", args.vcd, (".vcd",), "Amaranth's simulator writes VCD")
+    check_writable("--waves", args.waves, (".fst",),
+                   f"{args.backend} writes FST; GTKWave's fst2vcd converts it to VCD")
 
 def make_dir(opt: str, path: str) -> Path:
     """Create an output directory, or a usage error naming the option."""

@@ -19,7 +19,6 @@ PNG (Pillow).
 
 import argparse
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -27,14 +26,15 @@ from tilecosim.model.dtypes import DTYPES
 from tilecosim.model.layouts import Layout, default_fractal, tile_offsets
 from tilecosim.model.tload import TLoadLayout
 
-from .common import EXIT_OK, FMT, UsageError, check_writable, int_arg
+from .common import EXIT_OK, FMT, UsageError, check_writable, int_arg, write_file
 
 __all__ = ["Panel", "layout_picture", "ldt_picture", "to_text", "to_svg", "write_png",
            "STORAGE", "TLOAD_LAYOUTS", "add_parsers"]
 
 STORAGE = [lay.value for lay in Layout]
 TLOAD_LAYOUTS = [lay.name for lay in TLoadLayout]
-MAX_CELLS = 4096
+MAX_SIDE = 64              # rows and columns of a picture: every panel stays readable
+MAX_CELLS = MAX_SIDE * MAX_SIDE
 
 # colour-blind-safe light fills (Okabe-Ito, lightened), cycled over fractals
 PALETTE = ["#f6c28b", "#9fd3f1", "#8fd6b9", "#f3ea96", "#8ab6dd", "#f0a878", "#e3b3cf",
@@ -63,11 +63,17 @@ def _fractal_for(layout: Layout, esize: int, fractal):
     return fractal or default_fractal(layout, esize)
 
 
+def _legend(layout: Layout, fractal) -> str:
+    if fractal:
+        return f"{fractal[0]}x{fractal[1]} fractals; colour = fractal"
+    band = "8 rows" if layout is Layout.ND else "8 columns"
+    return f"no fractals; colour = band of {band}"
+
+
 def _check_shape(rows, cols, fractal, what):
-    if rows < 1 or cols < 1:
-        raise ValueError(f"--rows/--cols {rows}x{cols}: both must be at least 1")
-    if rows * cols > MAX_CELLS:
-        raise ValueError(f"--rows/--cols {rows}x{cols}: at most {MAX_CELLS} elements in a picture")
+    if not (1 <= rows <= MAX_SIDE and 1 <= cols <= MAX_SIDE):
+        raise ValueError(f"--rows/--cols {rows}x{cols}: each must be in 1..{MAX_SIDE} (a "
+                         f"picture shows at most {MAX_SIDE}x{MAX_SIDE} elements)")
     if fractal and (rows % fractal[0] or cols % fractal[1]):
         raise ValueError(f"--rows/--cols {rows}x{cols}: {what} needs whole fractals of "
                          f"{fractal[0]}x{fractal[1]} elements")
@@ -89,10 +95,9 @@ def layout_picture(name: str, dtype: str, rows: int, cols: int,
         off = tile_offsets(dest, rows, cols, esize=esize, fractal=fr)
         ids = _fractal_ids(dest, off, fr)
         src_name = "DN (column-major)" if tl.source_dn else "ND (row-major)"
-        frs = f"{fr[0]}x{fr[1]} fractals" if fr else "no fractals"
         return [Panel(f"TLOAD.{tl.name} {dtype} {rows}x{cols}: position in global memory "
                       f"({src_name} source)", src, ids),
-                Panel(f"position in the {dest.value} tile ({frs}; colour = fractal)", off, ids)]
+                Panel(f"position in the {dest.value} tile ({_legend(dest, fr)})", off, ids)]
     try:
         lay = Layout(name.upper())
     except ValueError:
@@ -107,16 +112,15 @@ def layout_picture(name: str, dtype: str, rows: int, cols: int,
     order[off.ravel()] = element.ravel()
     order_ids = np.empty(rows * cols, dtype=np.int64)
     order_ids[off.ravel()] = ids.ravel()
-    width = min(cols, 16) if rows * cols > 16 else rows * cols
     n = rows * cols
+    width = n if n <= 16 else min(cols, 16 if n <= 1024 else 32)
     strip_rows = -(-n // width)
     strip = np.full(strip_rows * width, -1, dtype=np.int64)
     strip[:n] = order
     strip_ids = np.full(strip_rows * width, -1, dtype=np.int64)
     strip_ids[:n] = order_ids
-    frs = f"{fr[0]}x{fr[1]} fractals" if fr else "no fractals"
     return [Panel(f"{lay.value} {dtype} {rows}x{cols}: position of each element in the tile "
-                  f"({frs}; colour = fractal)", off, ids),
+                  f"({_legend(lay, fr)})", off, ids),
             Panel(f"the tile in memory order: element number (row-major from 1), {width} per "
                   f"line", strip.reshape(strip_rows, width), strip_ids.reshape(strip_rows, width),
                   row_label="line", col_label="position")]
@@ -186,7 +190,7 @@ def to_svg(panels: list[Panel]) -> str:
                              f'<text x="{x0 + j * cell + cell / 2}" '
                              f'y="{y + i * cell + cell / 2 + 4}" font-size="11" '
                              f'text-anchor="middle">{v}</text>')
-        width = max(width, x0 + cols * cell + 20, 10 + 7 * len(p.title))
+        width = max(width, x0 + cols * cell + 20, 20 + _svg_text_width(p.title))
         y += rows * cell + 20
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" '
@@ -194,17 +198,24 @@ def to_svg(panels: list[Panel]) -> str:
             f'<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(parts) + "\n</svg>\n")
 
 
+def _svg_text_width(text: str, size: int = 14) -> int:
+    """An upper bound of the width of bold DejaVu Sans / Arial text: 0.7 em per character
+    (the widest capitals of DejaVu Sans Bold are 0.8 em, its average is under 0.65)."""
+    return int(0.7 * size * len(text)) + 1
+
+
 def _esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def write_png(panels: list[Panel], path: str) -> None:
-    """The same picture as :func:`to_svg`, rasterized with Pillow."""
+def write_png(panels: list[Panel], path) -> None:
+    """The same picture as :func:`to_svg`, rasterized with Pillow (``path``: a file name or
+    a binary file object)."""
     from PIL import Image, ImageDraw, ImageFont
     font = ImageFont.load_default()
     sizes = [_geometry(p) for p in panels]
-    width = max(max(40 + cols * cell + 20, 10 + 7 * len(p.title)) for p, (_, cols, cell)
-                in zip(panels, sizes))
+    width = max(max(40 + cols * cell + 20, 20 + int(font.getlength(p.title)) + 1)
+                for p, (_, cols, cell) in zip(panels, sizes))
     height = sum(50 + rows * cell for rows, _, cell in sizes) + 10
     img = Image.new("RGB", (width, height), "white")
     d = ImageDraw.Draw(img)
@@ -254,6 +265,9 @@ def _arrow(x1, y1, x2, y2, label=""):
     return out
 
 
+ARCH_BOX, ARCH_STEP, ARCH_WIDTH = 160, 215, 1330     # box width, box pitch, picture width
+
+
 def architecture_svg() -> str:
     """The engines (one row each) and the verification flow, as an SVG document."""
     P, M, V = "#9fd3f1", "#f3ea96", "#8fd6b9"       # pipeline stage, memory model, checking
@@ -263,14 +277,14 @@ def architecture_svg() -> str:
             ("TLoadDecoder", "1 cycle, faults"), ("FractalAddress", "Generator: runs"),
             ("global memory", "req -> resp, W B", M), ("line assembly /", "SquareTranspose"),
             ("PadMerge", "pad, Null = no BE"), ("tiles", "write {tile, offset}", M)],
-         ["instr", "", "req", "resp", "", "write"]),
+         ["instr", "params", "req", "resp", "lines", "write"]),
         ("L1 -> L0 engine (hdl/l1l0/)", 150, [
             ("op check", "faults in model order"), ("square", "addresses"),
             ("L1", "rd -> rd_data, 32 B", M), ("SquareTranspose", "b4..b64, b32 as 4x 8x8"),
             ("L0A / L0B", "wr, 32 B", M)],
-         ["op", "", "rd", "rd_data", "wr"]),
+         ["op", "params", "rd", "rd_data", "wr"]),
         ("LoadAlign / StoreAlign units (hdl/align/)", 270, [
-            ("address_stage", "PostUpdate, AddrReg, faults"), ("UB", "sync port, 2*VL B", M),
+            ("address_stage", "PostUpdate/AddrReg, faults"), ("UB", "sync port, 2*VL B", M),
             ("distribution", "mux per mode"), ("res", "dst0, dst1 / next_addr", M)],
          ["op", "ub_addr", "ub_data", "res"]),
     ]
@@ -279,10 +293,9 @@ def architecture_svg() -> str:
         x = 70
         for k, b in enumerate(boxes):
             fill = b[2] if len(b) > 2 else P
-            s += _box(x, y + 15, 125, 50, b[0], fill, b[1])
-            if arrows[k]:
-                s += _arrow(x - 45, y + 40, x, y + 40, arrows[k])
-            x += 170
+            s += _box(x, y + 15, ARCH_BOX, 50, b[0], fill, b[1])
+            s += _arrow(x - (ARCH_STEP - ARCH_BOX), y + 40, x, y + 40, arrows[k])
+            x += ARCH_STEP
     y = 400
     s.append(f'<text x="20" y="{y}" font-size="13" font-weight="bold">Verification</text>')
     s += _box(70, y + 15, 170, 55, "model/ (numpy)", V, "golden TLOAD, LDT, LoadAlign")
@@ -291,18 +304,20 @@ def architecture_svg() -> str:
     s += _box(620, y - 15, 150, 40, "Amaranth simulator", P)
     s += _box(620, y + 32, 150, 40, "Icarus (cocotb)", P)
     s += _box(620, y + 79, 150, 40, "Verilator (cocotb)", P)
-    s += _box(860, y + 15, 190, 55, "regress / bench / mutation", V,
+    s += _box(900, y + 15, 210, 55, "regress / bench / mutation", V,
               "every op of tilecosim/ops/")
     s += _arrow(240, y + 42, 330, y + 42, "expected")
     for yy in (y + 5, y + 52, y + 99):
         s += _arrow(530, y + 42, 620, yy)
-    s += _arrow(770, y + 52, 860, y + 42, "results, cycles")
+        s += _arrow(770, yy, 900, y + 42)
+    s.append(f'<text x="835" y="{y + 110}" font-size="10" text-anchor="middle" '
+             f'fill="#444">results, cycles</text>')
     s.append(f'<text x="330" y="{y + 135}" font-size="10">one bench body on every simulator; '
              f'same results and the same cycle counts asserted; bulk harness: memories inside '
              f'the design</text>')
     height = y + 150
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="1100" height="{height}" '
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{ARCH_WIDTH}" height="{height}" '
             'font-family="DejaVu Sans, Arial, sans-serif">\n'
             '<defs><marker id="arrow" markerWidth="10" markerHeight="8" refX="9" refY="4" '
             'orient="auto"><path d="M0,0 L10,4 L0,8 z" fill="#333"/></marker></defs>\n'
@@ -337,33 +352,40 @@ def _fractal_arg(text):
 def add_parsers(sub) -> dict:
     p = sub.add_parser("draw", help="pictures of the layouts (text, SVG or PNG)",
                        description=DRAW_HELP, formatter_class=FMT)
-    p.add_argument("layout", metavar="LAYOUT")
+    p.add_argument("layout", metavar="LAYOUT",
+                   help="one of " + ", ".join(LAYOUT_NAMES) + " (case does not matter)")
     p.add_argument("--dtype", default=None, help="data type (default FP16; for "
                    "load-data-with-transpose one of its types, default half)")
-    p.add_argument("--rows", type=int_arg("--rows", 1, 4096), default=None, metavar="R")
-    p.add_argument("--cols", type=int_arg("--cols", 1, 4096), default=None, metavar="C")
+    p.add_argument("--rows", type=int_arg("--rows", 1, MAX_SIDE), default=None, metavar="R",
+                   help=f"rows of the logical matrix (1..{MAX_SIDE}; not for "
+                        f"load-data-with-transpose)")
+    p.add_argument("--cols", type=int_arg("--cols", 1, MAX_SIDE), default=None, metavar="C",
+                   help=f"columns of the logical matrix (1..{MAX_SIDE})")
     p.add_argument("--fractal", type=_fractal_arg, default=None, metavar="RxC",
                    help="fractal shape in elements (default: 512 B fractals of --dtype)")
     p.add_argument("--out", metavar="FILE.svg|FILE.png", help="write a picture")
     return {"draw": cmd_draw}
 
 
+LAYOUT_NAMES = STORAGE + TLOAD_LAYOUTS + ["load-data-with-transpose", "architecture"]
+
+
 def cmd_draw(args) -> int:
-    if args.out and not args.out.lower().endswith((".svg", ".png")):
-        raise UsageError(f"--out {args.out!r}: the file name must end in .svg or .png")
-    if args.out:
-        check_writable("--out", args.out)
-    if args.layout.lower() == "architecture":
-        if not args.out or not args.out.lower().endswith(".svg"):
+    name = args.layout.lower()
+    if name not in {n.lower() for n in LAYOUT_NAMES}:
+        raise UsageError(f"LAYOUT {args.layout!r}: unknown layout; one of "
+                         + ", ".join(LAYOUT_NAMES))
+    if name == "architecture":
+        check_writable("--out", args.out, (".svg",), "the architecture picture is SVG only")
+        if not args.out:
             raise UsageError("draw architecture: give --out FILE.svg")
-        try:
-            Path(args.out).write_text(architecture_svg())
-        except OSError as e:
-            raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+        text = architecture_svg().encode()
+        write_file("--out", args.out, lambda f: f.write(text))
         print(f"wrote {args.out}")
         return EXIT_OK
+    check_writable("--out", args.out, (".svg", ".png"))
     try:
-        if args.layout.lower() == "load-data-with-transpose":
+        if name == "load-data-with-transpose":
             if args.rows or args.cols or args.fractal:
                 raise UsageError("--rows/--cols/--fractal: the square of "
                                  "load-data-with-transpose is set by --dtype")
@@ -378,12 +400,10 @@ def cmd_draw(args) -> int:
     if not args.out:
         print(to_text(panels), end="")
         return EXIT_OK
-    try:
-        if args.out.lower().endswith(".svg"):
-            Path(args.out).write_text(to_svg(panels))
-        else:
-            write_png(panels, args.out)
-    except OSError as e:
-        raise UsageError(f"--out {args.out!r}: {e.strerror or e}") from None
+    if args.out.lower().endswith(".svg"):
+        text = to_svg(panels).encode()
+        write_file("--out", args.out, lambda f: f.write(text))
+    else:
+        write_file("--out", args.out, lambda f: write_png(panels, f))
     print(f"wrote {args.out}: " + "; ".join(p.title for p in panels))
     return EXIT_OK

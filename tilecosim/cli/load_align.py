@@ -10,8 +10,8 @@ import numpy as np
 from tilecosim.model.faults import Fault
 
 from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, any_int, backend_errors,
-                     check_out, check_waves, emit_json, exit_status, int_arg, quote_argv,
-                     read_file, report_fault, usage_from, wave_lines)
+                     check_waves, check_writable, emit_json, exit_status, int_arg, quote_argv,
+                     read_file, report_fault, usage_from, wave_lines, write_file)
 
 LOAD_ALIGN_HELP = """\
 Run one LoadAlign (UB -> one or two RegTensors of VL bytes) and print the register lanes.
@@ -37,15 +37,24 @@ def dist_arg(text):
     return LoadDist[key]
 
 
+DEFAULT_UB_BYTES = 256 << 10
+
+
 def add_parsers(sub) -> dict:
     from tilecosim.model.load_align import LoadDist, WIDTHS
     p = sub.add_parser("load-align", help="UB -> RegTensor with a distribution mode",
                        description=LOAD_ALIGN_HELP, formatter_class=FMT)
     p.add_argument("--dist", required=True, type=dist_arg, metavar="DIST_...",
                    help="one of " + ", ".join(d.name for d in LoadDist))
-    p.add_argument("--dtype", required=True, choices=list(WIDTHS))
-    p.add_argument("--ub", required=True, metavar="FILE", help="UB image")
-    p.add_argument("--addr", required=True, type=any_int("--addr"), metavar="BYTES")
+    p.add_argument("--dtype", required=True, choices=list(WIDTHS),
+                   help="element type T of the RegTensor (b8, b16, b32, b64)")
+    p.add_argument("--ub", metavar="FILE", help="UB image, raw bytes (default: a ramp of "
+                   "--ub-bytes in which element k of --dtype holds k)")
+    p.add_argument("--ub-bytes", type=int_arg("--ub-bytes", 32), default=DEFAULT_UB_BYTES,
+                   metavar="N", help=f"size of the ramp UB (default {DEFAULT_UB_BYTES})")
+    p.add_argument("--addr", required=True, type=any_int("--addr"), metavar="BYTES",
+                   help="byte address in UB of the first element read (aligned as the mode "
+                        "requires, see --dist)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--post-update", type=any_int("--post-update"), metavar="STRIDE",
                    help="PostUpdate: load, then addr += STRIDE elements (next_addr in the JSON)")
@@ -60,7 +69,8 @@ def add_parsers(sub) -> dict:
     g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
     g.add_argument("--waves", metavar="FILE.fst",
                    help="icarus, verilator: write an FST waveform of the run")
-    p.add_argument("--model", choices=("fast", "reference"), default="fast")
+    p.add_argument("--model", choices=("fast", "reference"), default="fast",
+                   help="golden implementation: vectorized (default) or the seed's loops")
     p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     return {"load-align": cmd_load_align}
@@ -70,8 +80,12 @@ def cmd_load_align(args) -> int:
     from tilecosim.model.buffers import Buffer
     from tilecosim.model.load_align import Addressing, WIDTHS, load_align, load_align_reference
     check_waves(args)
-    check_out(args.out)
-    ub = Buffer("UB", read_file("--ub", args.ub))
+    check_writable("--out", args.out, (".npz",), "a NumPy archive of dst0 (and dst1)")
+    if args.ub:
+        ub = Buffer("UB", read_file("--ub", args.ub))
+    else:
+        from tilecosim.model.display import index_ramp
+        ub = Buffer("UB", index_ramp(8 * WIDTHS[args.dtype], args.ub_bytes))
     if args.post_update is not None:
         how = Addressing.post_update(args.post_update)
     elif args.addr_reg is not None:
@@ -89,7 +103,8 @@ def cmd_load_align(args) -> int:
         return report_fault(args, f, dict(base, address=None, next_addr=None, bytes_read=0,
                                           fault=f.to_json(), **hdl_json), hdl)
     if args.out:
-        np.savez(args.out, **{f"dst{k}": reg for k, reg in enumerate(r.dst)})
+        arrays = {f"dst{k}": reg for k, reg in enumerate(r.dst)}
+        write_file("--out", args.out, lambda f: np.savez(f, **arrays))
     next_addr = r.next_addr if how.kind == "post_update" else None
     if args.json:
         emit_json(dict(base, address=r.address, next_addr=next_addr, bytes_read=r.nbytes,

@@ -10,8 +10,8 @@ import numpy as np
 from tilecosim.model.faults import Fault
 
 from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_hdl_options, any_int,
-                     backend_errors, check_out, check_waves, emit_json, exit_status, int_arg,
-                     quote_argv, read_file, report_fault, usage_from, wave_lines)
+                     backend_errors, check_waves, check_writable, emit_json, exit_status, int_arg,
+                     quote_argv, read_file, report_fault, usage_from, wave_lines, write_file)
 
 LDT_HELP = """\
 Run one LoadDataWithTranspose (L1 -> L0A/L0B, square-block transpose) and print where each
@@ -31,14 +31,27 @@ The V2 source-address formula is inferred (see model/load_data.py).
 """
 
 
+DEFAULT_L1_BYTES = 512 << 10
+
+
 def add_parsers(sub) -> dict:
     p = sub.add_parser("load-data-with-transpose", help="L1 -> L0A/L0B fractal transpose",
                        description=LDT_HELP, formatter_class=FMT)
     from tilecosim.model.load_data import LDT_DTYPES
-    p.add_argument("--dtype", required=True, choices=list(LDT_DTYPES))
-    p.add_argument("--repeat-times", required=True, type=any_int("--repeat-times"), metavar="N")
-    for name in ("--start-index", "--src-stride", "--dst-gap", "--dst-frac-gap"):
-        p.add_argument(name, type=any_int(name), default=0, metavar="N")
+    p.add_argument("--dtype", required=True, choices=list(LDT_DTYPES),
+                   help="element type; sets the square: int4b 64x64, int8/uint8 32x32, "
+                        "half/bfloat16 16x16, float/int32/uint32 16x16 of two 16x8 fractals")
+    p.add_argument("--repeat-times", required=True, type=any_int("--repeat-times"), metavar="N",
+                   help="repeatTimes: squares moved (V1 0..255, 0 = no operation; V2 1..255)")
+    for name, text in (("--start-index", "startIndex: the first source square (V2: fractal), "
+                                         "counted from --src-addr (0..65535, default 0)"),
+                       ("--src-stride", "srcStride: squares (V2: fractals) between the source "
+                                        "squares of consecutive iterations (0..65535, default 0)"),
+                       ("--dst-gap", "dstGap: 512 B fractals skipped in the destination between "
+                                     "iterations (0..65535, default 0)"),
+                       ("--dst-frac-gap", "dstFracGap: 512 B fractals skipped between the "
+                                          "fractals of one iteration (0..65535, default 0)")):
+        p.add_argument(name, type=any_int(name), default=0, metavar="N", help=text)
     p.add_argument("--addr-mode", type=any_int("--addr-mode"), choices=(0, 1), default=0,
                    help="1: the source square index decreases by srcStride per iteration")
     p.add_argument("--v2", action="store_true", help="LoadData2dTransposeParamsV2 (L0B only)")
@@ -46,15 +59,21 @@ def add_parsers(sub) -> dict:
                    help="V2 only: gap between the source fractals of one square, in 512 B")
     p.add_argument("--dst", choices=("L0A", "L0B"), default=None,
                    help="destination buffer (default L0A; L0B for --v2)")
-    p.add_argument("--src", required=True, metavar="FILE", help="L1 image")
-    p.add_argument("--dst-bytes", required=True, type=int_arg("--dst-bytes"), metavar="N")
+    p.add_argument("--src", metavar="FILE",
+                   help="L1 image, raw bytes (default: a ramp of --src-bytes in which element "
+                        "k of --dtype holds k)")
+    p.add_argument("--src-bytes", type=int_arg("--src-bytes", 32), default=DEFAULT_L1_BYTES,
+                   metavar="N", help=f"size of the ramp L1 (default {DEFAULT_L1_BYTES})")
+    p.add_argument("--dst-bytes", required=True, type=int_arg("--dst-bytes"), metavar="N",
+                   help="size of the destination L0A/L0B, which starts all zero")
     p.add_argument("--src-addr", type=any_int("--src-addr"), default=0, metavar="BYTES",
                    help="L1 byte address the square indices count from (default 0)")
     p.add_argument("--dst-addr", type=any_int("--dst-addr"), default=0, metavar="BYTES",
                    help="destination byte address the fractal indices count from (default 0)")
     p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
     add_hdl_options(p, tload=False)
-    p.add_argument("--model", choices=("fast", "reference"), default="fast")
+    p.add_argument("--model", choices=("fast", "reference"), default="fast",
+                   help="golden implementation: vectorized (default) or the seed's loops")
     p.add_argument("--out", metavar="FILE", help="write the whole destination image (raw bytes)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     return {"load-data-with-transpose": cmd_ldt}
@@ -62,15 +81,19 @@ def add_parsers(sub) -> dict:
 
 def cmd_ldt(args) -> int:
     from tilecosim.model.buffers import Buffer
-    from tilecosim.model.load_data import (LoadData2dTransposeParams,
+    from tilecosim.model.load_data import (LDT_DTYPES, LoadData2dTransposeParams,
                                            LoadData2dTransposeParamsV2,
                                            load_data_with_transpose,
                                            load_data_with_transpose_reference, plan_ldt)
     check_waves(args)
     if args.src_frac_gap is not None and not args.v2:
         raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
-    check_out(args.out)
-    l1 = Buffer("L1", read_file("--src", args.src))
+    check_writable("--out", args.out)
+    if args.src:
+        l1 = Buffer("L1", read_file("--src", args.src))
+    else:
+        from tilecosim.model.display import index_ramp
+        l1 = Buffer("L1", index_ramp(LDT_DTYPES[args.dtype], args.src_bytes))
     dst_name = args.dst or ("L0B" if args.v2 else "L0A")
     l0 = Buffer(dst_name, args.dst_bytes)
     common = dict(dtype=args.dtype, repeat_times=args.repeat_times, start_index=args.start_index,
@@ -90,7 +113,7 @@ def cmd_ldt(args) -> int:
         return report_fault(args, f, dict(base, bytes_moved=0, placements=[],
                                           fault=f.to_json(), **hdl_json), hdl)
     if args.out:
-        l0.data.tofile(args.out)
+        write_file("--out", args.out, lambda f: f.write(l0.data.tobytes()))
     placements = [{"iteration": i, "fractal": j, "src": int(pl.src_addr[i, j]),
                    "dst": int(pl.dst_addr[i, j])}
                   for i in range(pl.src_addr.shape[0]) for j in range(pl.src_addr.shape[1])]

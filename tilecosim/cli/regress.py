@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import BACKENDS, FMT, UsageError, any_int, int_arg, make_dir
+from .common import BACKENDS, FMT, UsageError, int_arg, make_dir, seed_arg
 
 REGRESS_HELP = """\
 Constrained-random regression of the HDL engines against the golden model, driven by
@@ -38,7 +38,9 @@ def add_parsers(sub) -> dict:
                    help="operations (default all: " + ",".join(OPS) + ")")
     p.add_argument("--count", type=int_arg("--count", 1, 100000), default=200, metavar="N",
                    help="scenarios per operation (default 200, enough to hit every bin)")
-    p.add_argument("--seed", type=any_int("--seed"), default=1, metavar="S")
+    p.add_argument("--seed", type=seed_arg("--seed"), default=1, metavar="S",
+                   help="seed the scenarios are drawn from (0..2**64-1, default 1); the same "
+                        "seed draws the same scenarios")
     p.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=None, metavar="J",
                    help="parallel processes (default: the CPUs available)")
     p.add_argument("--out", metavar="DIR", default="build/regress",

@@ -15,9 +15,10 @@ from tilecosim.model.machine import Machine
 from tilecosim.model.tload import LCFR, plan
 
 from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_hdl_options,
-                     add_machine, add_regs, any_int, backend_errors, check_out, check_waves,
+                     add_machine, add_regs, backend_errors, check_waves, check_writable,
                      emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv,
-                     report_fault, result_json, usage_from, wave_lines)
+                     report_fault, result_json, seed_arg, usage_from, wave_lines,
+                     write_file)
 
 TLOAD_HELP = """\
 Run one TLOAD (seed syntax) and print the output tiles.
@@ -46,7 +47,7 @@ def add_parsers(sub) -> dict:
     t.add_argument("--backend", choices=BACKENDS, default="golden",
                    help="golden (numpy model), or the HDL engine compared with the model on "
                         "amaranth (its simulator), icarus or verilator (through cocotb)")
-    t.add_argument("--mem-seed", type=any_int("--mem-seed"), default=None, metavar="N",
+    t.add_argument("--mem-seed", type=seed_arg("--mem-seed"), default=None, metavar="N",
                    help="global memory of --mem-size random bytes from seed N (instead of the ramp)")
     add_hdl_options(t)
     t.add_argument("--model", choices=("fast", "reference"), default="fast",
@@ -54,7 +55,7 @@ def add_parsers(sub) -> dict:
     t.add_argument("--out", metavar="FILE.npz", help="write tile0.. and valid0.. arrays")
     t.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     t.add_argument("--full", action="store_true", help="print whole matrices (no eliding)")
-    t.add_argument("--storage", type=int_arg("--storage"), default=0, metavar="N",
+    t.add_argument("--storage", type=int_arg("--storage", 0), default=0, metavar="N",
                    help="also list the (row,col) of the first N elements in storage order")
 
     a = sub.add_parser("asm", help="assemble a TLOAD: block template and decoded fields",
@@ -95,7 +96,7 @@ run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
 
 def cmd_tload(args) -> int:
     check_waves(args)
-    check_out(args.out)
+    check_writable("--out", args.out, (".npz",), "a NumPy archive of tile0.., valid0..")
     regs = parse_regs(args.reg)
     insn = parse_tload(args.asm)
     machine = Machine(memory_of(args, insn.dtype), regs, args.profile, args.lcfr, impl=args.model)
@@ -117,7 +118,7 @@ def cmd_tload(args) -> int:
         for k, img in enumerate(step.tiles):
             arrays[f"tile{k}"] = np.asarray(img.data, dtype=np.uint8)
             arrays[f"valid{k}"] = np.asarray(img.valid, dtype=bool)
-        np.savez(args.out, **arrays)
+        write_file("--out", args.out, lambda f: np.savez(f, **arrays))
     if args.json:
         emit_json(result_json("tload", args.backend, step.tiles, step.names, **extra))
     else:
@@ -198,7 +199,8 @@ def cmd_asm(args) -> int:
         for k, v in values.items():
             print(f"  {k:9} {v}")
     elif unset:
-        print(f"\nvalues: {unset}")
+        print(f"\nvalues: not evaluated, {unset}.\n  (The block template and the fields above "
+              f"do not need register values.)")
     return EXIT_OK
 
 def cmd_run(args) -> int:
@@ -217,6 +219,8 @@ def cmd_run(args) -> int:
     for lineno, insn in program:
         try:
             step = machine.execute(insn)
+        except RegisterError as e:
+            raise UsageError(f"PROGRAM line {lineno}: {e}") from None
         except Fault as f:
             print(f"line {lineno}: {insn.text()}\n  fault: {f}\n  (nothing changed; program stopped)")
             print(f"line {lineno}: {f.name}: {f.message}", file=sys.stderr)

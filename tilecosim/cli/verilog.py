@@ -25,7 +25,9 @@ examples:
                    help="output directory (default build/verilog)")
     v.add_argument("--lint", action="store_true",
                    help="lint every file with Verilator -Wall and the waiver file")
-    v.add_argument("--profile", choices=PROFILES, default="finite")
+    v.add_argument("--profile", choices=PROFILES, default="finite",
+                   help="pad values for Max/Min built into the TLOAD engine's pad ROM: largest "
+                        "finite (default) or +/-inf")
     return {"verilog": cmd_verilog}
 
 
