@@ -25,19 +25,23 @@ def ramp_memory(dt, size: int) -> np.ndarray:
 
     Integers wrap at their width; floats repeat with :data:`RAMP_PERIOD` so
     every value is exact; types without an encoder (HiF8, E8M0, the 4-bit
-    pairs) hold the byte ramp k & 0xff.
+    pairs) hold the byte ramp k & 0xff.  Built from one period (or, for 32- and 64-bit
+    integers, one ``arange`` in the type's width), so a 1 GiB memory costs 1 GiB.
     """
     dt = _dtype(dt)
-    n = size // dt.esize
-    k = np.arange(n, dtype=np.int64)
-    if dt.is_int and not dt.packed4:
-        raw = encode(dt, k)
-    elif dt.name in RAMP_PERIOD:
-        raw = encode(dt, k % RAMP_PERIOD[dt.name])
+    es = dt.esize
+    n = size // es
+    if dt.is_int and not dt.packed4 and es >= 4:
+        flat = np.arange(n, dtype=f"<u{es}").view(np.uint8)           # wraps at 2**(8*es)
     else:
-        raw = (np.arange(size, dtype=np.int64) & 0xFF).astype(np.uint8)
+        if dt.is_int and not dt.packed4:
+            period = encode(dt, np.arange(1 << (8 * es), dtype=np.int64))
+        elif dt.name in RAMP_PERIOD:
+            period = encode(dt, np.arange(RAMP_PERIOD[dt.name], dtype=np.int64))
+        else:
+            period, n, es = np.arange(256, dtype=np.uint8), size, 1
+        flat = np.resize(np.asarray(period, dtype=np.uint8).reshape(-1), n * es)
     mem = np.zeros(size, dtype=np.uint8)
-    flat = raw.reshape(-1)
     mem[:flat.size] = flat
     return mem
 

@@ -1,5 +1,6 @@
-"""Bad input never escapes as a traceback: random argument vectors and assembly text,
-in-process.
+"""Bad input never escapes as a traceback: random argument vectors, assembly text, output
+paths (directories, unwritable places, odd suffixes and names) and numbers (negative, huge,
+malformed), in-process.
 
 Every outcome is an exit status of the contract (0, 2, 3) or a typed error, never another
 exception.  `make test` runs a small budget per target; `make fuzz` sets
@@ -50,7 +51,95 @@ def test_tload_and_asm_never_raise(cmd, asm, regs, extra):
     assert "Traceback" not in err.getvalue()
 
 
-NUM = st.one_of(st.integers(-5, 300), st.sampled_from(["x", "0x10", "-0", "65536", "1e3"]))
+NUM = st.one_of(st.integers(-5, 300), st.integers(-2**70, 2**70),
+                st.sampled_from(["x", "0x10", "-0", "65536", "1e3", "0010", " 7", "0x", "--1",
+                                 "1_000", "\u0661", "9" * 5000]))
+
+#: output paths: templates in which {d} is a scratch folder holding a directory d.npz and a
+#: regular file 'file'
+OUT_PATHS = st.one_of(
+    st.sampled_from(["{d}/ok.npz", "{d}/ok.bin", "{d}/ok.svg", "{d}/ok.png", "{d}/ok.vcd",
+                     "{d}/ok.fst", "{d}/d.npz", "{d}", "{d}/", "{d}/file/x.npz", "{d}/no/x.npz",
+                     "/proc/x.npz", "/proc/x.bin", "/proc/x.vcd", "/dev/null", "/", "",
+                     " ", "{d}/x.txt", "{d}/X.NPZ", "{d}/x.npz.", "{d}/a b.npz", "{d}/-.npz",
+                     "{d}/\u00e9\u4e2d.npz", "{d}/" + "x" * 300 + ".npz", "{d}/x\x00.npz",
+                     "{d}/.npz", "{d}/loop/x.npz"]),
+    st.text(max_size=24).map(lambda t: "{d}/" + t))
+
+
+def _scratch(tmp_path_factory):
+    d = tmp_path_factory.getbasetemp() / "out_fuzz"
+    if not d.exists():
+        d.mkdir()
+        (d / "d.npz").mkdir()
+        (d / "file").write_text("a regular file")
+        (d / "loop").symlink_to(d / "loop")
+    return d
+
+
+def _path(template, tmp_path_factory):
+    return template.replace("{d}", str(_scratch(tmp_path_factory)))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.sampled_from(["tload", "load-data-with-transpose", "load-align", "draw", "vcd", "waves",
+                        "draw-architecture", "mutation"]), OUT_PATHS)
+def test_output_paths_never_raise(tmp_path_factory, cmd, template):
+    """Every command that writes a file, with every kind of output path: exit 0 (and the
+    file exists under exactly that name) or a one-line usage error (exit 2)."""
+    path = _path(template, tmp_path_factory)
+    argv = {
+        "tload": ["tload", "TLOAD.NORM <LB0:16, LB1:16, FP16>, [a0], ->T<512>", "--reg", "a0=0",
+                  "--out", path],
+        "load-data-with-transpose": ["load-data-with-transpose", "--dtype", "int8",
+                                     "--repeat-times", "1", "--dst-bytes", "1024",
+                                     "--src-bytes", "4096", "--out", path],
+        "load-align": ["load-align", "--dist", "NORM", "--dtype", "b8", "--addr", "0",
+                       "--ub-bytes", "4096", "--out", path],
+        "draw": ["draw", "ZZ", "--rows", "4", "--cols", "4", "--out", path],
+        "draw-architecture": ["draw", "architecture", "--out", path],
+        # the waveform checks come before any simulation: a bad path never starts one, and
+        # a good one with the golden backend is a usage error too
+        "vcd": ["tload", "TLOAD.NORM <LB0:16, FP16>, [a0], ->T<512>", "--reg", "a0=0",
+                "--vcd", path],
+        "waves": ["tload", "TLOAD.NORM <LB0:16, FP16>, [a0], ->T<512>", "--reg", "a0=0",
+                  "--backend", "golden", "--waves", path],
+        "mutation": ["mutation", "--list", "--json", path],
+    }[cmd]
+    code, err = _no_traceback(argv)
+    if code == 0 and cmd not in ("mutation",):
+        assert os.path.isfile(path), (argv, "reported success without writing the file")
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1, err
+
+
+NUMBERS = st.one_of(st.integers(-2**70, 2**70).map(str),
+                    st.sampled_from(["-1", "0", "1", "-0", "0x", "1e3", "0010", "2", "32", "64",
+                                     "256", "257", str(2**64 - 1), str(2**64), "0.5", "nan",
+                                     "", " ", "0b101", "x"]))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["--mem-seed", "--seed", "--latency", "--stall",
+                                           "--width", "--mem-size", "--storage"]),
+                          NUMBERS), max_size=4),
+       st.lists(REG, max_size=2))
+def test_tload_numbers_never_raise(tmp_path_factory, opts, regs):
+    """Seeds, latency, stall probability, width, memory size and register values: negative,
+    huge or malformed ones are a one-line usage error (the golden backend keeps it fast;
+    the HDL options are parsed and checked all the same)."""
+    argv = ["tload", "TLOAD.NORM <LB0:a0, LB1:4, FP16>, [a1], ->T<512>"]
+    argv += [x for k, v in opts for x in (k, v)]
+    if not any(k == "--mem-size" for k, _ in opts):
+        argv += ["--mem-size", "65536"]
+    else:                                       # keep a valid huge memory from slowing the run
+        argv += ["--mem-size", "65536"] if any(
+            k == "--mem-size" and v.strip().lstrip("+").isdigit() and int(v) > 1 << 20
+            for k, v in opts) else []
+    argv += [x for r in regs for x in ("--reg", r)]
+    code, err = _no_traceback(argv)
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1, err
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
@@ -95,6 +184,7 @@ def _no_traceback(argv):
             code = e.code
     assert code in (0, 2, 3), (argv, err.getvalue())
     assert "Traceback" not in err.getvalue()
+    return code, err.getvalue()
 
 
 # --- the assembler on its own: arbitrary text and token soup --------------------------------

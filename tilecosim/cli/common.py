@@ -208,22 +208,33 @@ def check_writable(opt: str, path: str | None, suffixes: tuple[str, ...] = (),
         return
     if not path.strip():
         raise UsageError(f"{opt} {path!r}: empty file name")
+    if "\0" in path:
+        raise UsageError(f"{opt} {path!r}: a file name cannot hold a NUL character")
+    try:
+        _check_target(opt, path, suffixes, what)
+    except OSError as e:                             # a name too long, a loop of links, ...
+        raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
+    import tempfile
+    try:
+        fd, tmp = tempfile.mkstemp(dir=Path(path).absolute().parent, prefix=".tilecosim-probe-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise UsageError(f"{opt} {path!r}: cannot write there ({e.strerror or e})") from None
+
+
+def _check_target(opt, path, suffixes, what):
     target = Path(path)
     if target.is_dir() or path.endswith(("/", "\\")):
         raise UsageError(f"{opt} {path!r}: is a directory; name a file")
+    if target.exists() and not target.is_file():
+        raise UsageError(f"{opt} {path!r}: not a regular file (a device, pipe or socket)")
     if suffixes and not path.lower().endswith(suffixes):
         raise UsageError(f"{opt} {path!r}: the file name must end in {' or '.join(suffixes)}"
                          + (f" ({what})" if what else ""))
     problem = _parent_problem(target.absolute())
     if problem:
         raise UsageError(f"{opt} {path!r}: {problem}")
-    import tempfile
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.absolute().parent, prefix=".tilecosim-probe-")
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as e:
-        raise UsageError(f"{opt} {path!r}: cannot write there ({e.strerror or e})") from None
 
 
 def write_file(opt: str, path: str, write) -> None:
@@ -232,9 +243,11 @@ def write_file(opt: str, path: str, write) -> None:
     that name is kept on failure).  An OS error becomes a usage error naming the option."""
     import tempfile
     target = Path(path).absolute()
+    if target.is_symlink():                       # write through the link, keep the link
+        target = target.resolve()
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tilecosim-")
         with os.fdopen(fd, "wb") as f:
             write(f)
         os.chmod(tmp, 0o666 & ~_umask())

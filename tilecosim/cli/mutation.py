@@ -37,10 +37,9 @@ def cmd_mutation(args) -> int:
         todo = select(only)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    check_writable("--json", args.json, (".json",))
     if args.list:
         for m in todo:
             print(f"{m.id:20} hdl/{m.file:24} {m.what}")
         return EXIT_OK
-    if args.json:
-        check_writable("--json", args.json)
     return run_all(todo, args.jobs, args.json)
