@@ -33,7 +33,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q
 
 # every figure in one run (tilecosim bench: efficiency, latency, simulation speed, golden model
-# speed, Yosys area; about 10 minutes on 2 cores); the bench-* targets are its parts alone
+# speed, Yosys area; its measured run time is in docs/benchmarks.md); the bench-* targets are
+# its parts alone
 bench: $(STAMP)
 	$(INSTALL) -e '.[test,bench]'
 	$(BIN)/tilecosim bench --out build/bench
@@ -56,7 +57,8 @@ lint: $(STAMP)
 fuzz: $(STAMP)
 	TILECOSIM_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -n $(JOBS) -q tests/cli/test_cli_fuzz.py
 
-# single-point faults in the HDL, each run against the comparison suite (tens of minutes)
+# single-point faults in the HDL, each run against the comparison suite (its measured run time
+# is in docs/verification.md)
 mutation: $(STAMP)
 	mkdir -p build
 	$(BIN)/tilecosim mutation --json build/mutation.json

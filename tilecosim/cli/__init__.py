@@ -30,11 +30,13 @@ examples:
   tilecosim tload 'TLOAD.NORM <LB0:100, LB1:a0, LB2:a1+10, FP16>, [a2], ->T<2KB>' \\
       --reg a0=8 --reg a1=118 --reg a2=0
   tilecosim asm 'TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16, Zero>, [a2, a0], ->T<2KB>'
-  tilecosim run program.s --reg a0=0
+  tilecosim run examples/seed_tiles.s --reg a0=0 --reg a1=512 --reg a2=1024
   tilecosim load-data-with-transpose --dtype int8 --repeat-times 3 --src-stride 1 \\
-      --dst-gap 1 --src l1.bin --dst-bytes 4096
-  tilecosim load-align --dist DIST_US_B16 --dtype b16 --ub ub.bin --addr 64
+      --dst-gap 1 --dst-bytes 4096
+  tilecosim load-align --dist DIST_US_B16 --dtype b16 --addr 64
   tilecosim demo
+
+The reference is in docs/ (cli.md, model.md, hdl.md, verification.md, benchmarks.md).
 
 exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage error, 3 the instruction faulted
 """

@@ -17,11 +17,12 @@ LOAD_ALIGN_HELP = """\
 Run one LoadAlign (UB -> one or two RegTensors of VL bytes) and print the register lanes.
 
 examples:
-  tilecosim load-align --dist DIST_US_B16 --dtype b16 --ub ub.bin --addr 64
-  tilecosim load-align --dist DIST_DINTLV_B8 --dtype b8 --ub ub.bin --addr 0 \\
+  tilecosim load-align --dist DIST_US_B16 --dtype b16 --addr 64
+  tilecosim load-align --dist DIST_DINTLV_B8 --dtype b8 --addr 0 \\
       --post-update 512 --json --out regs.npz
 
---addr is the byte address in UB (UB is as large as the --ub file); --post-update STRIDE
+--addr is the byte address in UB (UB is as large as the --ub file; without --ub, UB is a
+ramp of --ub-bytes in which element k of --dtype holds k); --post-update STRIDE
 and --addr-reg OFFSET count elements of --dtype, as in the seed.  --out writes dst0 (and
 dst1 for dual modes) as uint8 arrays of VL bytes.
 """

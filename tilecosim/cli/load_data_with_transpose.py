@@ -20,13 +20,14 @@ fractal went, with the first square before and after its transpose.
 examples:
   # seed 001: int8, 3072 B, repeatTimes 3, srcStride 1, dstGap 1, dstFracGap 0
   tilecosim load-data-with-transpose --dtype int8 --repeat-times 3 --src-stride 1 \\
-      --dst-gap 1 --src l1.bin --dst-bytes 4096 --out l0a.bin
+      --dst-gap 1 --dst-bytes 4096 --out l0a.bin
   # V2 (L0B only): startIndex and srcStride count 512 B fractals
   tilecosim load-data-with-transpose --v2 --dtype half --repeat-times 2 --src-stride 1 \\
-      --src l1.bin --dst-bytes 2048 --json
+      --dst-bytes 2048 --json
 
---src is the L1 image (the source tensor starts at its address 0, L1 is as large as the
-file); the destination starts as --dst-bytes zero bytes and --out writes all of it.
+--src is the L1 image (the source tensor starts at --src-addr, L1 is as large as the
+file); without it, L1 is a ramp of --src-bytes in which element k of --dtype holds k.  The
+destination starts as --dst-bytes zero bytes and --out writes all of it (raw bytes).
 The V2 source-address formula is inferred (see model/load_data.py).
 """
 

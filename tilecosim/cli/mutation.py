@@ -16,7 +16,7 @@ summary; exit 1 when a mutant survives.  Runs from a source checkout (it needs t
 
 examples:
   tilecosim mutation --list
-  tilecosim mutation --only addr-norm,keep-mask --json build/mutation.json
+  tilecosim mutation --only addr-norm,keep-mask --json mutation.json
 """)
     p.add_argument("--only", metavar="ID[,ID...]", help="run only these mutants")
     p.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=2, metavar="J",

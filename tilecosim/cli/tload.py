@@ -26,11 +26,12 @@ Run one TLOAD (seed syntax) and print the output tiles.
 examples:
   tilecosim tload 'TLOAD.ND2NZ <LB0:20, LB1:10, LB2:32, FP16, Zero>, [a0], ->T<1KB>' --reg a0=0
   tilecosim tload 'TLOAD.DN2ZN <LB0:40, LB1:24, LB2:64, S8, Max>, [a0], ->T<2KB>, U<2KB>' \\
-      --reg a0=0x100 --mem gm.bin --out tiles.npz --json
+      --reg a0=0x100 --mem-seed 7 --out tiles.npz --json
 
-memory: --mem FILE gives the raw bytes of global memory (address 0 = first byte);
-without it, global memory is a ramp: the element at address k*esize holds the value k
-(wrapping; see model/display.py).  A read outside memory is an OutOfBounds fault.
+memory: --mem FILE gives the raw bytes of global memory (address 0 = first byte),
+--mem-seed N random bytes from a seed; without either, global memory is a ramp: the
+element at address k*esize holds the value k (wrapping; see model/display.py).  A read
+outside memory is an OutOfBounds fault.
 
 printout: loaded elements as numbers, padded ones as '*' (the header gives the pad
 value), elements left undefined by Null padding as '.'.  --out writes tile0.. (uint8 images in their layout) and
@@ -84,7 +85,8 @@ example program (the seed's tile-register example):
   TLOAD.NORM <LB0:16, LB1:16, FP16, Zero>, [a2], ->T<512>
   TADD T#2.reuse, T#3, ->U
   TSUB T#2, T#1, ->U
-run it:  tilecosim run prog.s --reg a0=0 --reg a1=512 --reg a2=1024
+run it (the program reads a0, a1 and a2: give each a value with --reg):
+  tilecosim run examples/seed_tiles.s --reg a0=0 --reg a1=512 --reg a2=1024
 """)
     r.add_argument("program", metavar="PROGRAM", help="program file, or - for standard input")
     add_regs(r)

@@ -7,7 +7,7 @@
 * LoadAlign unit: ops per cycle and latency over every mode back to back;
 * simulation speed: simulated cycles per second of Amaranth, Icarus and Verilator on one
   64 KB TLOAD, with the Python-driven bench and with the bulk harness, and the ratios;
-* golden model speed: the vectorized TLOAD against the seed's loops on a 64 KB tile;
+* golden model speed: the vectorized TLOAD against the source's loops on a 64 KB tile;
 * area: Yosys ``synth`` cells and flip-flops of every top and of the transpose unit.
 
 Every HDL figure comes from a run that also matched the golden model.  The parts run in
@@ -188,7 +188,7 @@ def markdown(res: dict) -> str:
     if g:
         L += [f"### Golden model: the vectorized TLOAD moves a {g['tile_bytes'] // 1024} KB "
               f"tile in {g['fast_s'] * 1e3:.2f} ms ({g['fast_mb_per_s']} MB/s), {g['ratio']}x "
-              f"the seed's loops ({g['reference_s']} s)", ""]
+              f"the source's loops ({g['reference_s']} s)", ""]
     if L:
         L.pop()                                  # the blank line before the next section
     if res["area"]:
