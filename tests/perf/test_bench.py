@@ -31,7 +31,7 @@ def test_markdown_has_every_section():
            "area": [{"top": "x", "cells": 1234, "flip_flops": 56}], "seconds": 1.0, "jobs": 2}
     md = bench.markdown(res)
     for needle in ("| NORM | b8 | 0.900 (5) |", "| half | 0.800 (9)", "1.0 ops/cycle",
-                   "| amaranth | bulk | 100 | 0.10 | 2,000 | 1.0x |", "1000.0x the seed's loops",
+                   "| amaranth | bulk | 100 | 0.10 | 2,000 | 1.0x |", "1000.0x the source's loops",
                    "| x | 1,234 | 56 |"):
         assert needle in md, needle
 
