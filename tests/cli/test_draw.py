@@ -87,7 +87,7 @@ def test_svg_and_png(tmp_path):
     (["load-data-with-transpose", "--rows", "4"], "set by --dtype"),
     (["ND", "--dtype", "FP99", "--rows", "4", "--cols", "4"], "--dtype 'FP99'"),
     (["ND", "--rows", "100", "--cols", "100"], "--rows '100' must be in 1..64"),
-    (["ND", "--rows", "1", "--cols", "4096", "--out", "wide.png"], "--cols '4096' must be in 1..64"),
+    (["ND", "--rows", "1", "--cols", "4096", "--out", "/nonexistent/wide.png"], "--cols '4096' must be in 1..64"),
 ])
 def test_draw_errors(args, needle):
     r = run("draw", *args)
