@@ -130,12 +130,7 @@ def test_tload_numbers_never_raise(tmp_path_factory, opts, regs):
     the HDL options are parsed and checked all the same)."""
     argv = ["tload", "TLOAD.NORM <LB0:a0, LB1:4, FP16>, [a1], ->T<512>"]
     argv += [x for k, v in opts for x in (k, v)]
-    if not any(k == "--mem-size" for k, _ in opts):
-        argv += ["--mem-size", "65536"]
-    else:                                       # keep a valid huge memory from slowing the run
-        argv += ["--mem-size", "65536"] if any(
-            k == "--mem-size" and v.strip().lstrip("+").isdigit() and int(v) > 1 << 20
-            for k, v in opts) else []
+    argv += ["--mem-size", "65536"]     # argparse checks every --mem-size; the last one wins
     argv += [x for r in regs for x in ("--reg", r)]
     code, err = _no_traceback(argv)
     if code == 2:

@@ -234,8 +234,8 @@ def test_load_align_without_ub_reads_a_ramp_of_its_element_type(tmp_path):
     r = load_align(Buffer("UB", ub), 64, LoadDist.DIST_US_B16, "b16", Addressing(), 256, 1)
     with np.load(tmp_path / "r.npz") as z:
         np.testing.assert_array_equal(z["dst0"], r.dst[0])
-    lanes = z_lanes = r.dst[0].view("<u2")
-    assert list(lanes[:4]) == [32, 32, 33, 33] and z_lanes.size == 128   # US: each element twice
+    lanes = r.dst[0].view("<u2")
+    assert list(lanes[:4]) == [32, 32, 33, 33] and lanes.size == 128     # US: each element twice
     assert json.loads(out.splitlines()[-1])["bytes_read"] == 128
 
 
