@@ -10,6 +10,7 @@ from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tilecosim.sim.api import run_amaranth, watchdog
+from tilecosim.sim.stall import Stall
 from tilecosim.sim.streams import Monitor, Responder, Sink, Source
 
 
@@ -38,9 +39,9 @@ def run_pipe(payloads, p_valid, p_ready, seed):
 
     timed_out = []
     procs = [watchdog(state, 20 * len(payloads) + 50, lambda: timed_out.append(1)),
-             Source("i", payloads, state, rng=random.Random(seed), p_valid=p_valid),
+             Source("i", payloads, state, stall=Stall(seed, 0, p_valid)),
              Monitor("i", state, lambda bits, cycle: seen.append(bits)),
-             Sink("o", state, take, rng=random.Random(seed + 1), p_ready=p_ready)]
+             Sink("o", state, take, stall=Stall(seed, 1, p_ready))]
     run_amaranth(Pipe(), procs)
     assert not timed_out
     return got, seen, cycles, procs[1].accepted
@@ -67,6 +68,36 @@ def test_the_pattern_follows_the_seed():
     a = run_pipe(payloads, 0.5, 0.5, seed=1)
     assert run_pipe(payloads, 0.5, 0.5, seed=1) == a
     assert run_pipe(payloads, 0.5, 0.5, seed=2)[3] != a[3]     # other seed, other accepts
+
+
+class HeldValid:
+    """Records every cycle in which ``valid`` of stream ``name`` fell before a handshake."""
+
+    def __init__(self, name, state, broken):
+        self.name, self.state, self.broken = name, state, broken
+
+    async def __call__(self, port):
+        was = None
+        while not self.state["done"]:
+            v, r, bits = await port.tick(*(f"{self.name}__{f}" for f in ("valid", "ready",
+                                                                           "payload")))
+            if was is not None and not v:
+                self.broken.append(self.state["cycle"] - 1)
+            was = bits if v and not r else None
+
+
+def test_source_idles_exactly_where_its_pattern_says():
+    """Ready always high: payload k is taken in the first cycle, after payload k-1's, in
+    which the source's pattern (stepped once per cycle from cycle 0) lets it go."""
+    payloads = list(range(30))
+    _, _, _, accepted = run_pipe(payloads, 0.4, 1.0, seed=11)
+    model, want, c = Stall(11, 0, 0.4), [], 0
+    while len(want) < len(payloads):
+        if model.go():
+            want.append(c)
+        model.step()
+        c += 1
+    assert [a - accepted[0] for a in accepted] == [w - want[0] for w in want]
 
 
 class Reader(wiring.Component):
@@ -98,13 +129,16 @@ def test_responder_answers_in_order_after_its_latency(latency, stall):
         if len(got) == 20:
             state["done"] = True
 
+    broken = []
     procs = [watchdog(state, 500, lambda: None),
-             Responder("req", "resp", state, answer, rng=random.Random(4), latency=latency,
-                       p_ready=1 - stall, p_valid=1 - stall),
+             Responder("req", "resp", state, answer, latency=latency,
+                       ready_stall=Stall(4, 0, 1 - stall), valid_stall=Stall(4, 1, 1 - stall)),
+             HeldValid("resp", state, broken),
              Sink("out", state, take)]
     run_amaranth(Reader(), procs)
     assert [a for a, _ in asked] == list(range(20))
     assert [g for g, _ in got] == [1000 + a for a in range(20)]
+    assert broken == []                                        # valid held until taken
     waits = [out_at - asked_at for (_, asked_at), (_, out_at) in zip(asked, got)]
     if stall:
         assert min(waits) >= latency and max(waits) > latency

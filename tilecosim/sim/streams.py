@@ -1,48 +1,64 @@
 """Stream drivers of the simulator-neutral bench (:mod:`tilecosim.sim.api`): one class each,
 in the cocotbext-axi shape, with seeded idle and back-pressure.
 
-* :class:`Source` presents payloads on a stream, idling before each with probability
-  ``1 - p_valid``;
-* :class:`Sink` takes beats from a stream, dropping ``ready`` with probability
-  ``1 - p_ready`` each cycle;
+* :class:`Source` presents payloads on a stream, idling before each while its stall
+  pattern says so;
+* :class:`Sink` takes beats from a stream, ``ready`` as its pattern says each cycle;
 * :class:`Monitor` watches a stream it does not drive;
 * :class:`Responder` answers a request stream on a response stream, in order, after a fixed
-  latency (a memory port), with seeded stalls on both.
+  latency (a memory port), with a pattern on each.
 
-A driver is itself a bench process (``await driver(port)``).  Each owns its random
-generator, so a pattern does not depend on the order in which a simulator resumes the
-processes within a cycle, and ends when ``state["done"]`` is set.  ``state["cycle"]`` is the
+The patterns are :class:`~tilecosim.sim.stall.Stall` generators, one per stalled port, that
+step once per clock cycle whatever the port does -- the same patterns a harness inside the
+design draws from :class:`~tilecosim.sim.stall.StallGen`.  A driver is itself a bench
+process (``await driver(port)``).  Each owns its patterns, so they do not depend on the order
+in which a simulator resumes the processes within a cycle; it ends when ``state["done"]`` is
+set.  A stream's ``valid`` never falls before its handshake.  ``state["cycle"]`` is the
 watchdog's cycle count (:func:`tilecosim.sim.api.watchdog`); a handshake at the edge that
 ends cycle ``c`` is recorded as ``c``.
 """
 
-import random
 from collections import deque
+
+from .stall import Stall
 
 __all__ = ["Source", "Sink", "Monitor", "Responder"]
 
 
+def _go(stall: Stall | None) -> bool:
+    return stall is None or stall.go()
+
+
+async def _tick(port, stalls, *names):
+    """One clock edge; every pattern of the driver steps with it."""
+    values = await port.tick(*names)
+    for stall in stalls:
+        if stall is not None:
+            stall.step()
+    return values
+
+
 class Source:
-    """Presents ``payloads`` (flat bit vectors) on ``<name>__valid/__payload``, one by one,
-    idling a cycle with probability ``1 - p_valid`` before each; the cycle of every
+    """Presents ``payloads`` (flat bit vectors) on ``<name>__valid/__payload``, one by one;
+    before each it idles while ``stall`` says so (no stall: never); the cycle of every
     handshake is appended to ``accepted``."""
 
-    def __init__(self, name: str, payloads, state: dict, *, rng: random.Random,
-                 p_valid: float = 1.0, accepted: list | None = None):
-        self.name, self.payloads, self.state = name, list(payloads), state
-        self.rng, self.p_valid = rng, p_valid
+    def __init__(self, name: str, payloads, state: dict, *, stall: Stall | None = None,
+                 accepted: list | None = None):
+        self.name, self.payloads, self.state, self.stall = name, list(payloads), state, stall
         self.accepted = [] if accepted is None else accepted
 
     async def send(self, port, payloads) -> None:
         valid, ready, payload = (f"{self.name}__{f}" for f in ("valid", "ready", "payload"))
+        stalls = (self.stall,)
         for pl in payloads:
-            while self.rng.random() > self.p_valid:
+            while not _go(self.stall) and not self.state["done"]:
                 port.set(valid, 0)
-                await port.tick()
+                await _tick(port, stalls)
             port.set(payload, pl)
             port.set(valid, 1)
             while not self.state["done"]:
-                v, r = await port.tick(valid, ready)
+                v, r = await _tick(port, stalls, valid, ready)
                 if v and r:
                     self.accepted.append(self.state["cycle"] - 1)
                     break
@@ -70,55 +86,56 @@ class Monitor:
 
 
 class Sink(Monitor):
-    """Takes beats from the stream ``name``: ``ready`` is high with probability ``p_ready``
-    each cycle (drawn from ``rng``; always high without one), ``on_beat(payload, cycle)``
-    for every handshake."""
+    """Takes beats from the stream ``name``: ``ready`` as ``stall`` says each cycle (no
+    stall: always), ``on_beat(payload, cycle)`` for every handshake."""
 
-    def __init__(self, name: str, state: dict, on_beat, *, rng: random.Random | None = None,
-                 p_ready: float = 1.0):
+    def __init__(self, name: str, state: dict, on_beat, *, stall: Stall | None = None):
         super().__init__(name, state, on_beat)
-        self.rng, self.p_ready = rng, p_ready
+        self.stall = stall
 
     async def __call__(self, port) -> None:
         ready = f"{self.name}__ready"
         names = tuple(f"{self.name}__{f}" for f in ("valid", "ready", "payload"))
-        port.set(ready, 1)
         while not self.state["done"]:
-            if self.rng is not None:
-                port.set(ready, self.rng.random() < self.p_ready)
-            v, r, bits = await port.tick(*names)
+            port.set(ready, _go(self.stall))
+            v, r, bits = await _tick(port, (self.stall,), *names)
             if v and r:
                 self.on_beat(bits, self.state["cycle"] - 1)
         port.set(ready, 0)
 
 
 class Responder:
-    """A memory port: takes requests from the stream ``req`` (``ready`` with probability
-    ``p_ready``), and presents ``answer(request payload)`` on the stream ``resp`` in order,
-    ``latency`` cycles later at the earliest (``valid`` with probability ``p_valid`` once
-    due).  While ``state["in_reset"]`` the pending responses are dropped."""
+    """A memory port: takes requests from the stream ``req`` (``ready`` as ``ready_stall``
+    says), and presents ``answer(request payload)`` on the stream ``resp`` in order,
+    ``latency`` cycles later at the earliest, in a cycle ``valid_stall`` lets it go; once
+    presented, a response stays until it is taken.  While ``state["in_reset"]`` the pending
+    responses are dropped."""
 
-    def __init__(self, req: str, resp: str, state: dict, answer, *, rng: random.Random,
-                 latency: int = 2, p_ready: float = 1.0, p_valid: float = 1.0):
+    def __init__(self, req: str, resp: str, state: dict, answer, *, latency: int = 2,
+                 ready_stall: Stall | None = None, valid_stall: Stall | None = None):
         self.req, self.resp, self.state, self.answer = req, resp, state, answer
-        self.rng, self.latency, self.p_ready, self.p_valid = rng, latency, p_ready, p_valid
+        self.latency, self.ready_stall, self.valid_stall = latency, ready_stall, valid_stall
 
     async def __call__(self, port) -> None:
         pending: deque = deque()
-        state, rng = self.state, self.rng
+        state = self.state
         req, resp = self.req, self.resp
+        stalls = (self.ready_stall, self.valid_stall)
+        shown = False
         while not state["done"]:
             now = state["cycle"]
-            port.set(f"{req}__ready", rng.random() < self.p_ready)
-            show = bool(pending) and pending[0][0] <= now and rng.random() < self.p_valid
+            port.set(f"{req}__ready", _go(self.ready_stall))
+            show = bool(pending) and pending[0][0] <= now and (shown or _go(self.valid_stall))
             port.set(f"{resp}__valid", show)
             if show:
                 port.set(f"{resp}__payload", pending[0][1])
-            qv, qr, qp, sv, sr = await port.tick(f"{req}__valid", f"{req}__ready",
-                                                 f"{req}__payload", f"{resp}__valid",
-                                                 f"{resp}__ready")
+            qv, qr, qp, sv, sr = await _tick(port, stalls, f"{req}__valid", f"{req}__ready",
+                                             f"{req}__payload", f"{resp}__valid",
+                                             f"{resp}__ready")
+            shown = show and not sr
             if state.get("in_reset"):
                 pending.clear()
+                shown = False
                 continue
             if qv and qr:
                 pending.append((now + self.latency, self.answer(qp)))

@@ -6,7 +6,6 @@ result, and compares every result -- registers, next address, fault code -- with
 ``model.load_align.load_align``.
 """
 
-import random
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +17,7 @@ from tilecosim.model.load_align import Addressing as MAddr, load_align, store_al
 from tilecosim.hdl.align.common import Addressing, LoadDist, StoreDist
 from tilecosim.sim.api import unpack, watchdog
 from tilecosim.sim.streams import Sink, Source
+from tilecosim.sim.stall import Stall
 from tilecosim.hdl.align.load import LoadAlignUnit
 from tilecosim.hdl.align.store import StoreAlignUnit
 
@@ -59,7 +59,6 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
     from tilecosim.hdl.align.common import AlignOp
     from tilecosim.sim.api import pack
     from tilecosim.hdl.align.load import LoadAlignResult
-    rng = random.Random(seed)
     state = {"cycle": 0, "done": False}
     limit = 10 * len(cases) + 100
     padded = np.concatenate([ub, np.zeros(2 * vl, np.uint8)])
@@ -68,7 +67,7 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
 
     clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))
 
-    driver = Source("op", payloads, state, rng=rng, p_valid=p_op, accepted=res.accept)
+    driver = Source("op", payloads, state, stall=Stall(seed, 0, p_op), accepted=res.accept)
 
     async def sram(port):
         while not state["done"]:
@@ -86,7 +85,7 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
         if len(res.results) == len(cases):
             state["done"] = True
 
-    sink = Sink("res", state, result, rng=random.Random(seed + 1), p_ready=p_ready)
+    sink = Sink("res", state, result, stall=Stall(seed, 1, p_ready))
 
     return [clock, driver, sram, sink]
 
@@ -172,7 +171,7 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
 
     clock = watchdog(state, limit, lambda: state.update(timed_out=True))
 
-    driver = Source("op", payloads, state, rng=random.Random(seed), p_valid=p_op,
+    driver = Source("op", payloads, state, stall=Stall(seed, 0, p_op),
                     accepted=state.setdefault("accept", []))
 
     async def sram(port):
@@ -195,7 +194,7 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
         if len(results) == len(cases):
             state["done"] = True
 
-    sink = Sink("res", state, result, rng=random.Random(seed + 1), p_ready=p_ready)
+    sink = Sink("res", state, result, stall=Stall(seed, 1, p_ready))
 
     return [clock, driver, sram, sink]
 

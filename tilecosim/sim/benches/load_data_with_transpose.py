@@ -5,7 +5,6 @@ with random stalls from a seed.  The final L0 image, the fault codes and the cyc
 compared with ``model.load_data.load_data_with_transpose``.
 """
 
-import random
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +64,7 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
     """The L1 -> L0 bench, simulator-neutral (see :mod:`tilecosim.sim.api`)."""
     from amaranth.lib import data
     from tilecosim.sim.api import pack, unpack, watchdog
+    from tilecosim.sim.stall import Stall
     from tilecosim.sim.streams import Responder, Sink, Source
     from tilecosim.hdl.l1l0.engine import LdtOp
     state = {"cycle": 0, "done": False}
@@ -81,8 +81,7 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
 
     clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))
 
-    source = Source("op", payloads, state, rng=random.Random(seed), p_valid=ok,
-                    accepted=res.accept)
+    source = Source("op", payloads, state, stall=Stall(seed, 0, ok), accepted=res.accept)
 
     async def driver(port):
         port.set("l1_size", l1.size)
@@ -95,8 +94,8 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
         res.reads += 1
         return int.from_bytes(l1[a:a + 32].tobytes(), "little")
 
-    l1_port = Responder("rd", "rd_data", state, read, rng=random.Random(seed + 1),
-                        latency=latency, p_ready=ok, p_valid=ok)
+    l1_port = Responder("rd", "rd_data", state, read, latency=latency,
+                        ready_stall=Stall(seed, 1, ok), valid_stall=Stall(seed, 2, ok))
     wr_layout = data.StructLayout({"addr": 32, "data": 256})
 
     def write(bits, cycle):
@@ -109,7 +108,7 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
         if res.first_write is None:
             res.first_write = cycle
 
-    l0_port = Sink("wr", state, write, rng=random.Random(seed + 2), p_ready=ok)
+    l0_port = Sink("wr", state, write, stall=Stall(seed, 3, ok))
 
     def complete(bits, cycle):
         res.faults.append(int(bits))                    # the payload is {fault} alone

@@ -18,7 +18,6 @@ reproduces it.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -158,6 +157,7 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     resumes the processes within a cycle.
     """
     from tilecosim.sim.api import pack, unpack, watchdog
+    from tilecosim.sim.stall import Stall
     from tilecosim.sim.streams import Responder, Sink, Source
     from tilecosim.hdl.common import Completion
     from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
@@ -168,8 +168,8 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
     write_layout = TileWrite(W)
     payloads = [pack(TLoadInstr, instr_payload(p)) for p in plist]
-    source = Source("instr", payloads, state, rng=random.Random(cfg.seed),
-                    p_valid=cfg.p_instr_valid, accepted=res.accept_cycles)
+    source = Source("instr", payloads, state, stall=Stall(cfg.seed, 0, cfg.p_instr_valid),
+                    accepted=res.accept_cycles)
     junk = bytes([0xA5]) * W
 
     def read(bits):
@@ -209,10 +209,10 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
             state["done"] = True
 
     return [clock, _driver(source, payloads, mem, cfg, res, state),
-            Responder("req", "resp", state, read, rng=random.Random(cfg.seed + 1),
-                      latency=cfg.latency, p_ready=cfg.p_req_ready, p_valid=cfg.p_resp_valid),
-            Sink("write", state, write, rng=random.Random(cfg.seed + 2),
-                 p_ready=cfg.p_write_ready),
+            Responder("req", "resp", state, read, latency=cfg.latency,
+                      ready_stall=Stall(cfg.seed, 1, cfg.p_req_ready),
+                      valid_stall=Stall(cfg.seed, 2, cfg.p_resp_valid)),
+            Sink("write", state, write, stall=Stall(cfg.seed, 3, cfg.p_write_ready)),
             Sink("done", state, complete)]
 
 
