@@ -25,22 +25,19 @@ def ramp_memory(dt, size: int) -> np.ndarray:
 
     Integers wrap at their width; floats repeat with :data:`RAMP_PERIOD` so
     every value is exact; types without an encoder (HiF8, E8M0, the 4-bit
-    pairs) hold the byte ramp k & 0xff.  Built from one period (or, for 32- and 64-bit
-    integers, one ``arange`` in the type's width), so a 1 GiB memory costs 1 GiB.
+    pairs) hold the byte ramp k & 0xff.  Integers are :func:`index_ramp`; the rest is built
+    from one period, so a 1 GiB memory costs 1 GiB.
     """
     dt = _dtype(dt)
     es = dt.esize
-    n = size // es
-    if dt.is_int and not dt.packed4 and es >= 4:
-        flat = np.arange(n, dtype=f"<u{es}").view(np.uint8)           # wraps at 2**(8*es)
+    if dt.is_int and not dt.packed4:                      # two's complement wraps as k does
+        return index_ramp(8 * es, size)
+    if dt.name in RAMP_PERIOD:
+        period = encode(dt, np.arange(RAMP_PERIOD[dt.name], dtype=np.int64))
+        n = size // es
     else:
-        if dt.is_int and not dt.packed4:
-            period = encode(dt, np.arange(1 << (8 * es), dtype=np.int64))
-        elif dt.name in RAMP_PERIOD:
-            period = encode(dt, np.arange(RAMP_PERIOD[dt.name], dtype=np.int64))
-        else:
-            period, n, es = np.arange(256, dtype=np.uint8), size, 1
-        flat = np.resize(np.asarray(period, dtype=np.uint8).reshape(-1), n * es)
+        period, n, es = np.arange(256, dtype=np.uint8), size, 1
+    flat = np.resize(np.asarray(period, dtype=np.uint8).reshape(-1), n * es)
     mem = np.zeros(size, dtype=np.uint8)
     mem[:flat.size] = flat
     return mem
@@ -57,8 +54,7 @@ def index_ramp(bits: int, size: int) -> np.ndarray:
     if bits not in (8, 16, 32, 64):
         raise ValueError(f"index_ramp: {bits}-bit elements (4, 8, 16, 32 or 64)")
     n = size * 8 // bits
-    k = np.arange(n, dtype=np.uint64) & np.uint64((1 << bits) - 1)
-    raw = k.astype(f"<u{bits // 8}").view(np.uint8)
+    raw = np.arange(n, dtype=f"<u{bits // 8}").view(np.uint8)      # wraps at 2**bits
     mem = np.zeros(size, dtype=np.uint8)
     mem[:raw.size] = raw
     return mem

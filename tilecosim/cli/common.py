@@ -198,6 +198,20 @@ def _parent_problem(path: Path) -> str | None:
     return f"directory {str(parent)!r} does not exist"
 
 
+def image_or_ramp(opt: str, path: str | None, bits: int, size: int) -> np.ndarray:
+    """The bytes of the file ``path`` (option ``opt``), or, without one, ``size`` bytes in
+    which element k of ``bits`` bits holds k (:func:`tilecosim.model.display.index_ramp`)."""
+    if path:
+        return read_file(opt, path)
+    from tilecosim.model.display import index_ramp
+    return index_ramp(bits, size)
+
+
+def write_npz(opt: str, path: str, arrays: dict) -> None:
+    """A NumPy archive of ``arrays`` written whole to exactly ``path`` (:func:`write_file`)."""
+    write_file(opt, path, lambda f: np.savez(f, **arrays))
+
+
 def check_writable(opt: str, path: str | None, suffixes: tuple[str, ...] = (),
                    what: str = "") -> None:
     """Refuse, before any work is done, an output file that cannot be written exactly as

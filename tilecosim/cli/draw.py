@@ -34,7 +34,6 @@ __all__ = ["Panel", "layout_picture", "ldt_picture", "to_text", "to_svg", "write
 STORAGE = [lay.value for lay in Layout]
 TLOAD_LAYOUTS = [lay.name for lay in TLoadLayout]
 MAX_SIDE = 64              # rows and columns of a picture: every panel stays readable
-MAX_CELLS = MAX_SIDE * MAX_SIDE
 
 # colour-blind-safe light fills (Okabe-Ito, lightened), cycled over fractals
 PALETTE = ["#f6c28b", "#9fd3f1", "#8fd6b9", "#f3ea96", "#8ab6dd", "#f0a878", "#e3b3cf",

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
 
 from tilecosim.model.faults import Fault
 
 from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, any_int, backend_errors,
                      check_waves, check_writable, emit_json, exit_status, int_arg, quote_argv,
-                     read_file, report_fault, usage_from, wave_lines, write_file)
+                     image_or_ramp, report_fault, usage_from, wave_lines, write_npz)
 
 LOAD_ALIGN_HELP = """\
 Run one LoadAlign (UB -> one or two RegTensors of VL bytes) and print the register lanes.
@@ -82,11 +81,7 @@ def cmd_load_align(args) -> int:
     from tilecosim.model.load_align import Addressing, WIDTHS, load_align, load_align_reference
     check_waves(args)
     check_writable("--out", args.out, (".npz",), "a NumPy archive of dst0 (and dst1)")
-    if args.ub:
-        ub = Buffer("UB", read_file("--ub", args.ub))
-    else:
-        from tilecosim.model.display import index_ramp
-        ub = Buffer("UB", index_ramp(8 * WIDTHS[args.dtype], args.ub_bytes))
+    ub = Buffer("UB", image_or_ramp("--ub", args.ub, 8 * WIDTHS[args.dtype], args.ub_bytes))
     if args.post_update is not None:
         how = Addressing.post_update(args.post_update)
     elif args.addr_reg is not None:
@@ -104,8 +99,7 @@ def cmd_load_align(args) -> int:
         return report_fault(args, f, dict(base, address=None, next_addr=None, bytes_read=0,
                                           fault=f.to_json(), **hdl_json), hdl)
     if args.out:
-        arrays = {f"dst{k}": reg for k, reg in enumerate(r.dst)}
-        write_file("--out", args.out, lambda f: np.savez(f, **arrays))
+        write_npz("--out", args.out, {f"dst{k}": reg for k, reg in enumerate(r.dst)})
     next_addr = r.next_addr if how.kind == "post_update" else None
     if args.json:
         emit_json(dict(base, address=r.address, next_addr=next_addr, bytes_read=r.nbytes,

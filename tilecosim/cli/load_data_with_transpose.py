@@ -11,7 +11,7 @@ from tilecosim.model.faults import Fault
 
 from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_hdl_options, any_int,
                      backend_errors, check_waves, check_writable, emit_json, exit_status, int_arg,
-                     quote_argv, read_file, report_fault, usage_from, wave_lines, write_file)
+                     quote_argv, image_or_ramp, report_fault, usage_from, wave_lines, write_file)
 
 LDT_HELP = """\
 Run one LoadDataWithTranspose (L1 -> L0A/L0B, square-block transpose) and print where each
@@ -90,11 +90,7 @@ def cmd_ldt(args) -> int:
     if args.src_frac_gap is not None and not args.v2:
         raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
     check_writable("--out", args.out)
-    if args.src:
-        l1 = Buffer("L1", read_file("--src", args.src))
-    else:
-        from tilecosim.model.display import index_ramp
-        l1 = Buffer("L1", index_ramp(LDT_DTYPES[args.dtype], args.src_bytes))
+    l1 = Buffer("L1", image_or_ramp("--src", args.src, LDT_DTYPES[args.dtype], args.src_bytes))
     dst_name = args.dst or ("L0B" if args.v2 else "L0A")
     l0 = Buffer(dst_name, args.dst_bytes)
     common = dict(dtype=args.dtype, repeat_times=args.repeat_times, start_index=args.start_index,

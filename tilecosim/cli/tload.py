@@ -18,7 +18,7 @@ from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_hdl_opt
                      add_machine, add_regs, backend_errors, check_waves, check_writable,
                      emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv,
                      report_fault, result_json, seed_arg, usage_from, wave_lines,
-                     write_file)
+                     write_npz)
 
 TLOAD_HELP = """\
 Run one TLOAD (seed syntax) and print the output tiles.
@@ -120,7 +120,7 @@ def cmd_tload(args) -> int:
         for k, img in enumerate(step.tiles):
             arrays[f"tile{k}"] = np.asarray(img.data, dtype=np.uint8)
             arrays[f"valid{k}"] = np.asarray(img.valid, dtype=bool)
-        write_file("--out", args.out, lambda f: np.savez(f, **arrays))
+        write_npz("--out", args.out, arrays)
     if args.json:
         emit_json(result_json("tload", args.backend, step.tiles, step.names, **extra))
     else:

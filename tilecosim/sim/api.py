@@ -25,17 +25,28 @@ Two adapters implement it:
   time step, after the edge).
 """
 
+import numpy as np
 from amaranth import ClockDomain, Module
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-__all__ = ["pack", "unpack", "watchdog", "AmaranthPort", "run_amaranth", "CocotbPort",
+__all__ = ["pack", "unpack", "memory_words", "watchdog", "AmaranthPort", "run_amaranth",
+           "CocotbPort",
            "run_cocotb"]
 
 
 def pack(layout, value: dict) -> int:
     """A dict of fields -> the flat bit vector of ``layout``."""
     return layout.const(value).as_value().value
+
+
+def memory_words(image, nwords: int, word_bytes: int = 32) -> list[int]:
+    """The init of a memory of ``nwords`` little-endian words of ``word_bytes`` bytes
+    holding ``image`` (uint8) from word 0, zeros after it."""
+    padded = np.zeros(nwords * word_bytes, dtype=np.uint8)
+    padded[:len(image)] = image
+    return [int.from_bytes(padded[k * word_bytes:(k + 1) * word_bytes].tobytes(), "little")
+            for k in range(nwords)]
 
 
 def unpack(layout, bits: int):

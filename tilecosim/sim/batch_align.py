@@ -20,8 +20,6 @@ the same cycles for the same ops and seed. ``finished`` rises when ``count`` res
 in. ``rb_addr`` -> ``rb_*`` read one entry back the cycle after.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import memory, wiring
@@ -30,6 +28,7 @@ from amaranth.lib.wiring import In, Out
 from tilecosim.hdl.align.common import AlignOp
 from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
 
+from .api import memory_words
 from .stall import THRESHOLD_BITS, StallGen
 
 __all__ = ["BatchLoadAlign", "batch_load_align_setup", "run_batch_load_align"]
@@ -104,10 +103,7 @@ class BatchLoadAlign(wiring.Component):
         self._accepts = acc
 
     def _ub(self, m, unit):
-        padded = np.zeros(self.ub_words * WORD, dtype=np.uint8)
-        padded[:self.ub.size] = self.ub
-        words = [int.from_bytes(padded[k * WORD:(k + 1) * WORD].tobytes(), "little")
-                 for k in range(self.ub_words)]
+        words = memory_words(self.ub, self.ub_words, WORD)
         m.submodules.ub = ub = memory.Memory(shape=8 * WORD, depth=self.ub_words, init=words)
         word, shift = unit.ub_addr[5:], Signal(5)
         inside = Signal(self.span)
@@ -216,13 +212,6 @@ def batch_load_align_setup(payloads: list, vl: int, seeds: tuple, thresholds: tu
     return [run], res
 
 
-@dataclass
-class _Config:
-    ub_digest: str
-    vl: int
-    depth: int
-
-
 def run_batch_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
                          p_op: float = 1.0, p_ready: float = 1.0, backend: str = "amaranth",
                          depth: int = 1024, waves: str | None = None, vcd: str | None = None):
@@ -242,7 +231,7 @@ def run_batch_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     seeds = (seed_state(seed, 0), seed_state(seed, 1))       # the Python bench's ports 0, 1
     thresholds = (threshold(p_op), threshold(p_ready))
     limit = 10 * len(cases) + 100
-    key = repr(_Config(hashlib.sha1(ub.tobytes()).hexdigest(), vl, depth))
+    key = repr((hashlib.sha1(ub.tobytes()).hexdigest(), vl, depth))
     return run_bench(backend, lambda: BatchLoadAlign(ub, vl, depth), "batch_load_align",
                      batch_load_align_setup, (payloads, vl, seeds, thresholds, limit),
                      vcd=vcd, waves=waves, key=key)

@@ -39,6 +39,7 @@ from amaranth.lib.wiring import In, Out
 from tilecosim.model.faults import Fault
 from tilecosim.model.tload import LCFR, TLoadParams, plan
 
+from tilecosim.sim.api import memory_words
 from tilecosim.sim.benches.tload import JUNK, SimResult, compare, instr_payload
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.common import FaultCode
@@ -110,10 +111,7 @@ class BulkTLoad(wiring.Component):
             m.d.sync += self.cycles.eq(self.cycles + 1)
 
         # --- global memory: two read ports on 32-byte words, shifted to the request -----------
-        padded = np.zeros(self.gm_words * 32, dtype=np.uint8)
-        padded[:self.mem.size] = self.mem
-        words = [int.from_bytes(padded[k * 32:(k + 1) * 32].tobytes(), "little")
-                 for k in range(self.gm_words)]
+        words = memory_words(self.mem, self.gm_words)
         m.submodules.gm = gm = memory.Memory(shape=256, depth=self.gm_words, init=words)
         lo, hi = gm.read_port(), gm.read_port()
         m.submodules.resp_fifo = rf = fifo.SyncFIFOBuffered(width=8 * W, depth=DEPTH)
