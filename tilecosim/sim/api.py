@@ -144,9 +144,12 @@ class CocotbPort:
 
     async def until(self, name: str, limit: int) -> bool:
         # one trigger on the signal itself (a register output: it changes just after an
-        # edge), then the edge that samples it: no Python in between
-        from cocotb.triggers import RisingEdge, with_timeout
+        # edge), then the edge that samples it: no Python in between.  Right after an edge
+        # a register still shows its value from before it: ReadOnly waits for the edge's
+        # own update, the value the next edge samples (as Amaranth's port does).
+        from cocotb.triggers import ReadOnly, RisingEdge, with_timeout
         h = self._handle(name)
+        await ReadOnly()
         if _as_int(h.value, name) != 1:
             try:
                 await with_timeout(RisingEdge(h), limit * 10, "ns")
