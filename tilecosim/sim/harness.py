@@ -1,0 +1,121 @@
+"""The parts every batch harness is built of (gateware), and the bench steps that drive one.
+
+A batch harness keeps a whole batch inside the simulated design: its memories, its queue of
+operations, the stall patterns of every port and the capture of every result, so that a
+simulator runs the batch without calling Python once per cycle. The harnesses
+(:mod:`~tilecosim.sim.batch_tload`, :mod:`~tilecosim.sim.batch_align`) share:
+
+* :func:`control`: ``start`` (one cycle) begins a run; cycle 0 of the run is the cycle after
+  it, as cycle 0 of a Python-driven bench is its first cycle;
+* :func:`stall_gen`: a :class:`~tilecosim.sim.stall.StallGen` loaded at ``start``;
+* :func:`batch_source`: the queue of operations, written before the run through
+  ``<name>_we/_waddr/_wdata``, presented on a stream one by one exactly as the Python
+  bench's :class:`~tilecosim.sim.streams.Source` does, with the cycle of every accept;
+* :func:`wide_memory`: a capture memory of any width;
+
+and on the bench side :func:`write_words` (load a memory through its write port, one word
+per clock edge) and :func:`read_entries` (read a capture back, one entry per edge).
+"""
+
+from amaranth import Cat, Signal
+from amaranth.lib import memory
+
+from .stall import StallGen
+
+__all__ = ["control", "stall_gen", "batch_source", "wide_memory", "write_words",
+           "read_entries", "CHUNK"]
+
+CHUNK = 512                    # bits per memory of a wide capture
+
+
+def control(m, start):
+    """(running, cycle): ``running`` rises the cycle after ``start`` and the cycle counter
+    starts at 0 there. The harness clears ``running`` when its batch is done."""
+    running, cyc = Signal(name="running"), Signal(32, name="cycle")
+    with m.If(start):
+        m.d.sync += [running.eq(1), cyc.eq(0)]
+    with m.Elif(running):
+        m.d.sync += cyc.eq(cyc + 1)
+    return running, cyc
+
+
+def stall_gen(m, name: str, seed, threshold, start):
+    """The ``go`` of a stall pattern loaded from ``seed``/``threshold`` at ``start``."""
+    m.submodules[f"stall_{name}"] = gen = StallGen()
+    m.d.comb += [gen.seed.eq(seed), gen.threshold.eq(threshold), gen.load.eq(start)]
+    return gen.go
+
+
+def batch_source(m, name: str, stream, shape, depth: int, we, waddr, wdata, count, go,
+                 start, running, cyc):
+    """The queue ``name`` of ``depth`` operations of ``shape``, presented on ``stream``
+    (valid/ready/payload): before each the source waits for ``go``, then holds ``valid``
+    until the operation is taken. Returns (index of the next operation, the memory of
+    accept cycles)."""
+    ops = memory.Memory(shape=shape, depth=depth, init=[])
+    acc = memory.Memory(shape=32, depth=depth, init=[])
+    m.submodules[name] = ops
+    m.submodules[f"{name}_accepts"] = acc
+    wp, rp = ops.write_port(), ops.read_port(domain="comb")
+    m.d.comb += [wp.en.eq(we), wp.addr.eq(waddr), wp.data.eq(wdata)]
+    index, held = Signal(range(depth + 1), name=f"{name}_index"), Signal(name=f"{name}_held")
+    more = running & (index < count)
+    m.d.comb += [rp.addr.eq(index), stream.payload.eq(rp.data),
+                 stream.valid.eq(more & (held | go))]
+    aw = acc.write_port()
+    m.d.comb += [aw.addr.eq(index), aw.data.eq(cyc)]
+    with m.If(start):
+        m.d.sync += [index.eq(0), held.eq(0)]
+    with m.Elif(stream.valid & stream.ready):
+        m.d.comb += aw.en.eq(1)
+        m.d.sync += [index.eq(index + 1), held.eq(0)]
+    with m.Elif(stream.valid):
+        m.d.sync += held.eq(1)
+    return index, acc
+
+
+def wide_memory(m, name: str, width: int, depth: int):
+    """A ``width``-bit memory as memories of at most :data:`CHUNK` bits side by side
+    (Amaranth's Python simulator compiles a memory's write mask as one expression per bit,
+    which Python cannot compile for thousands of bits). Returns ``write(addr, data, en)``
+    and ``read(addr) -> data`` (the cycle after), both called once."""
+    chunks = []
+    for k, lo in enumerate(range(0, width, CHUNK)):
+        mem = memory.Memory(shape=min(CHUNK, width - lo), depth=depth, init=[])
+        m.submodules[f"{name}_{k}"] = mem
+        chunks.append((lo, mem.write_port(), mem.read_port()))
+
+    def write(addr, data, en):
+        for lo, wp, _ in chunks:
+            m.d.comb += [wp.addr.eq(addr), wp.data.eq(data[lo:lo + len(wp.data)]), wp.en.eq(en)]
+
+    def read(addr):
+        for _, _, rp in chunks:
+            m.d.comb += rp.addr.eq(addr)
+        return Cat(*(rp.data for _, _, rp in chunks))
+    return write, read
+
+
+async def write_words(port, prefix: str, words) -> None:
+    """Write ``words`` to entries 0.. of the memory behind ``<prefix>_we/_waddr/_wdata``, one
+    per clock edge; ``_we`` is low afterwards."""
+    for k, w in enumerate(words):
+        port.set(f"{prefix}_we", 1)
+        port.set(f"{prefix}_waddr", k)
+        port.set(f"{prefix}_wdata", w)
+        await port.tick()
+    port.set(f"{prefix}_we", 0)
+
+
+async def read_entries(port, addr: str, names: tuple, count: int) -> list[tuple]:
+    """Entries 0..count-1 of the capture read through ``addr`` -> ``names`` (read ports
+    with their data the cycle after the address), one per clock edge."""
+    out = []
+    if count <= 0:
+        return out
+    port.set(addr, 0)
+    await port.tick()
+    for k in range(count):
+        port.set(addr, min(k + 1, count - 1))
+        out.append(await port.tick(*names))
+    return out
