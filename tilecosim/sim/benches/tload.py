@@ -27,8 +27,9 @@ from tilecosim.model.layouts import tile_offsets
 from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, plan, tload
 
 from tilecosim.hdl.tload.engine import TLoadEngine
+from tilecosim.sim.api import unpack
 
-__all__ = ["instr_payload", "SimConfig", "SimResult", "simulate_tload", "compare", "Mismatch",
+__all__ = ["instr_payload", "SimConfig", "SimResult", "record_write", "budget", "simulate_tload", "compare", "Mismatch",
            "run_and_compare", "repro_command", "tload_setup"]
 
 QUEUE_CODES = {"T": 0, "U": 1, "M": 2, "N": 3, "ACC": 4, "S": 5}
@@ -86,6 +87,8 @@ class SimResult:
     requests: int = 0
     timed_out: bool = False
     waveform: str | None = None            # written when the watchdog fired
+    error: str | None = None               # what a batch harness found wrong (the Python
+                                           # bench raises AssertionError instead)
 
 
 def min_cycles(pl) -> int:
@@ -107,7 +110,7 @@ def _bytes_of(value: int, n: int) -> np.ndarray:
     return np.frombuffer(int(value).to_bytes(n, "little"), dtype=np.uint8)
 
 
-def _budget(plist, mem, cfg: SimConfig, res: SimResult) -> int:
+def budget(plist, mem, cfg: SimConfig, res: SimResult) -> int:
     """Fill ``res.beats`` (the write beats each instruction owns: the writes of instruction
     i are the next n*Size/W beats after those of i-1) and return the watchdog's limit: 10 x
     the cycles the instructions need at least + 100 + 50 per instruction."""
@@ -120,6 +123,28 @@ def _budget(plist, mem, cfg: SimConfig, res: SimResult) -> int:
         except Fault:
             res.beats.append(0)
     return cfg.max_cycles or (10 * floor + 100 + 50 * len(plist))
+
+
+def record_write(res: SimResult, owner: list, state: dict, ninstr: int, layout, width: int,
+                 bits: int, cycle: int) -> None:
+    """The tile collector: one write beat (flat ``TileWrite`` bits) taken at ``cycle`` into
+    ``res``. The beat belongs to instruction ``owner[n]`` (n = ``state["beats"]``, counted
+    here; beats past the last instruction's go to instruction ``ninstr``, an error the
+    comparison reports)."""
+    pl = unpack(layout, bits)
+    t, off = int(pl.tile), int(pl.offset)
+    data = _bytes_of(int(pl.data), width)
+    be = np.array([(int(pl.be) >> b) & 1 for b in range(width)], dtype=bool)
+    nbeat = state["beats"]
+    state["beats"] = nbeat + 1
+    key = (owner[nbeat] if nbeat < len(owner) else ninstr, t)
+    img = res.tiles.setdefault(key, np.full(1 << 18, JUNK, dtype=np.uint8))
+    wr = res.written.setdefault(key, np.zeros(1 << 18, dtype=bool))
+    img[off:off + width][be] = data[be]
+    wr[off:off + width] |= be
+    res.last_write_cycle = cycle
+    if res.first_write_cycle is None:
+        res.first_write_cycle = cycle
 
 
 def _driver(source, payloads, mem, cfg: SimConfig, res: SimResult, state):
@@ -156,14 +181,14 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     ``cfg.seed``, so the pattern does not depend on the order in which a simulator
     resumes the processes within a cycle.
     """
-    from tilecosim.sim.api import pack, unpack, watchdog
+    from tilecosim.sim.api import pack, watchdog
     from tilecosim.sim.stall import Stall
     from tilecosim.sim.streams import Responder, Sink, Source
     from tilecosim.hdl.common import Completion
     from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
     W = cfg.width
     state = {"cycle": 0, "done": False, "beats": 0}
-    clock = watchdog(state, _budget(plist, mem, cfg, res),
+    clock = watchdog(state, budget(plist, mem, cfg, res),
                      lambda: setattr(res, "timed_out", True))
     owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
     write_layout = TileWrite(W)
@@ -182,22 +207,8 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
         return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:W - n], "little")
 
     def write(bits, cycle):
-        if state.get("in_reset"):
-            return
-        pl = unpack(write_layout, bits)
-        t, off = int(pl.tile), int(pl.offset)
-        data = _bytes_of(int(pl.data), W)
-        be = np.array([(int(pl.be) >> b) & 1 for b in range(W)], dtype=bool)
-        nbeat = state["beats"]
-        state["beats"] = nbeat + 1
-        key = (owner[nbeat] if nbeat < len(owner) else len(plist), t)
-        img = res.tiles.setdefault(key, np.full(1 << 18, JUNK, dtype=np.uint8))
-        wr = res.written.setdefault(key, np.zeros(1 << 18, dtype=bool))
-        img[off:off + W][be] = data[be]
-        wr[off:off + W] |= be
-        res.last_write_cycle = cycle
-        if res.first_write_cycle is None:
-            res.first_write_cycle = cycle
+        if not state.get("in_reset"):
+            record_write(res, owner, state, len(plist), write_layout, W, bits, cycle)
 
     def complete(bits, cycle):
         if state.get("in_reset"):

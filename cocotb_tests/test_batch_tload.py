@@ -1,0 +1,34 @@
+"""The batch TLOAD harness on Icarus and Verilator: two batches in one simulator start give
+the golden model's tiles and fault codes, and the same cycle for every accept, completion
+and write as the Python-driven bench on Amaranth's simulator with the same stall seeds."""
+
+import functools
+
+import pytest
+
+from tilecosim.model.display import seeded_memory
+from tilecosim.sim.batch_tload import run_tload_batches
+from tilecosim.sim.benches.tload import SimConfig, compare, simulate_tload
+
+from tests.sim.test_batch_tload import instructions, same_result
+from .simulators import SIMULATORS, need
+
+PLIST, MEM = instructions(5), seeded_memory(13, 1 << 15)
+CFGS = [SimConfig(seed=2), SimConfig(seed=6, p_req_ready=0.75, p_resp_valid=0.7,
+                                     p_write_ready=0.65, p_instr_valid=0.6)]
+
+
+@functools.cache
+def python_bench():
+    return [simulate_tload(PLIST, MEM, cfg) for cfg in CFGS]
+
+
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_batch_tload_on_a_verilog_simulator(sim):
+    need(sim)
+    got = run_tload_batches([(PLIST, c) for c in CFGS], MEM, sim, depth=64, beats=2048)
+    for res, want in zip(got, python_bench()):
+        same_result(res, want)
+        for i, p in enumerate(PLIST):
+            code, mism = compare(p, MEM, res, instr=i)
+            assert mism == [] and (code or 0) == res.faults[i]

@@ -1,0 +1,309 @@
+"""The batch TLOAD harness: whole batches of TLOADs inside the simulated design, so a simulator
+runs them without calling Python every cycle, cycle-equal to the Python-driven bench
+(:mod:`tilecosim.sim.benches.tload`) under the same stall seed.
+
+:class:`BatchTLoad` wraps a :class:`~tilecosim.hdl.tload.engine.TLoadEngine`:
+
+* ``instr``: the batch (:func:`~tilecosim.sim.harness.batch_source`), handed over exactly as
+  the Python bench's :class:`~tilecosim.sim.streams.Source` does (stall port 0), with the
+  cycle every instruction was accepted.
+* global memory: 32-byte words written before the runs through ``gm_we/_waddr/_wdata``, and
+  the Python bench's :class:`~tilecosim.sim.streams.Responder` in gateware: a request is
+  taken when stall port 1 lets it, queued with its due cycle (``latency`` later), and
+  presented once due in a cycle stall port 2 lets it go, then held until taken. The answer
+  is the ``len`` bytes from ``addr`` and 0xA5 after them, as the Python bench's. A request
+  outside ``mem_size`` (or of a length outside 1..32) sets ``bad_req`` and keeps the first
+  such request in ``bad_addr``/``bad_len``.
+* ``write``: ``ready`` as stall port 3 says; every write beat logged with its cycle.
+* ``done``: always ready; every completion's fault code and cycle captured.
+
+``start`` (one cycle) loads the four patterns and begins a run; ``finished`` rises with the
+completion of the ``count``-th instruction. ``rb_addr`` -> ``rb_*`` read an instruction's
+accept cycle, completion cycle and fault code back, ``lb_addr`` -> ``lb_*`` a logged write
+beat, the cycle after. The bench side replays the logged beats through the Python bench's
+own tile collector (:func:`~tilecosim.sim.benches.tload.record_write`), so both harnesses
+give the same :class:`~tilecosim.sim.benches.tload.SimResult` and the same comparison.
+
+One build serves every batch and every memory image of up to ``mem_bytes`` bytes; one
+simulator start runs many batches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from tilecosim.hdl.common import FaultCode
+from tilecosim.hdl.tload.engine import TLoadEngine
+from tilecosim.hdl.tload.types import TileWrite, TLoadInstr
+
+from .api import memory_words
+from .harness import batch_source, control, read_entries, stall_gen, wide_memory, write_words
+from .stall import THRESHOLD_BITS
+
+__all__ = ["BatchTLoad", "batch_tload_setup", "run_tload_batches", "run_batch_tload"]
+
+WORD = 32                          # bytes per global-memory word of the harness
+QUEUE = 32                         # responses pending at most (the engine keeps <= depth)
+JUNK_BYTE = 0xA5                   # the Python bench's bytes past a response's length
+PORTS = ("instr", "req", "resp", "write")       # stall ports 0..3 of the Python bench
+
+Pending = data.StructLayout({"addr": 64, "len": 6, "due": 32})
+
+
+class BatchTLoad(wiring.Component):
+    """The TLOAD engine with its batch, global memory, tile-write log and completion capture
+    inside (module doc).
+
+    Parameters: ``mem_bytes`` the largest memory image, ``depth`` the most instructions
+    and ``beats`` the most write beats of one batch, ``latency`` (>= 1) of the memory
+    responses, and the engine's ``width``, ``profile``, ``lcfr``, ``transpose`` and
+    ``engine_depth``. Latency and throughput are the engine's under the patterns; the
+    harness adds no cycle of its own.
+    """
+
+    def __init__(self, mem_bytes: int = 1 << 16, depth: int = 256, beats: int = 16384,
+                 latency: int = 2, width: int = 32, profile: str = "finite",
+                 lcfr: tuple[int, int] = (256, 256 * 1024), transpose: str = "square",
+                 engine_depth: int = 16):
+        if not 1 <= latency <= 256:
+            raise ValueError(f"latency={latency}: must be in 1..256")
+        for name, v, hi in (("mem_bytes", mem_bytes, 1 << 26), ("depth", depth, 1 << 16),
+                            ("beats", beats, 1 << 20)):
+            if not 1 <= v <= hi:
+                raise ValueError(f"{name}={v}: must be in 1..{hi}")
+        self.latency, self.width, self.profile, self.lcfr = latency, width, profile, lcfr
+        self.transpose, self.engine_depth = transpose, engine_depth
+        self.depth, self.beats = depth, beats
+        self.gm_words = -(-mem_bytes // WORD) + 1       # +1: the second word of a pair
+        self.write_layout = TileWrite(width)
+        super().__init__({
+            "instr_we": In(1), "instr_waddr": In(range(depth)), "instr_wdata": In(TLoadInstr),
+            "gm_we": In(1), "gm_waddr": In(range(self.gm_words)), "gm_wdata": In(8 * WORD),
+            "count": In(range(depth + 1)),
+            "mem_size": In(64),
+            **{f"seed_{p}": In(32) for p in PORTS},
+            **{f"threshold_{p}": In(THRESHOLD_BITS) for p in PORTS},
+            "start": In(1), "finished": Out(1),
+            "nbeats": Out(range(beats + 1)), "requests": Out(32), "overflow": Out(1),
+            "bad_req": Out(1), "bad_addr": Out(64), "bad_len": Out(6),
+            "rb_addr": In(range(depth)),
+            "rb_accept": Out(32), "rb_done": Out(32), "rb_fault": Out(FaultCode),
+            "lb_addr": In(range(beats)),
+            "lb_write": Out(self.write_layout), "lb_cycle": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.engine = eng = TLoadEngine(width=self.width, profile=self.profile,
+                                                lcfr=self.lcfr, depth=self.engine_depth,
+                                                transpose=self.transpose)
+        m.d.comb += eng.mem_size.eq(self.mem_size)
+        running, cyc = control(m, self.start)
+        with m.If(self.start):
+            m.d.sync += [self.finished.eq(0), self.overflow.eq(0), self.bad_req.eq(0),
+                         self.requests.eq(0)]
+        go = {p: stall_gen(m, p, getattr(self, f"seed_{p}"), getattr(self, f"threshold_{p}"),
+                           self.start) for p in PORTS}
+        _, accepts = batch_source(m, "instr", eng.instr, TLoadInstr, self.depth,
+                                  self.instr_we, self.instr_waddr, self.instr_wdata,
+                                  self.count, go["instr"], self.start, running, cyc)
+        self._memory(m, eng, running, cyc, go)
+        self._writes(m, eng, running, cyc, go)
+        self._completions(m, eng, running, cyc, accepts)
+        return m
+
+    def _memory(self, m, eng, running, cyc, go):
+        """The Responder: a queue of (addr, len, due) and the global memory behind its head."""
+        m.submodules.gm = gm = memory.Memory(shape=8 * WORD, depth=self.gm_words, init=[])
+        gw = gm.write_port()
+        m.d.comb += [gw.en.eq(self.gm_we), gw.addr.eq(self.gm_waddr), gw.data.eq(self.gm_wdata)]
+        m.submodules.pending = pend = memory.Memory(shape=Pending, depth=QUEUE, init=[])
+        pw, pr = pend.write_port(), pend.read_port(domain="comb")
+        head, tail = Signal(range(QUEUE)), Signal(range(QUEUE))
+        used = Signal(range(QUEUE + 1))
+        shown = Signal()
+
+        req = eng.req.payload
+        m.d.comb += eng.req.ready.eq(running & go["req"])
+        take_req = eng.req.valid & eng.req.ready
+        m.d.comb += [pw.addr.eq(tail), pw.en.eq(take_req),
+                     pw.data.addr.eq(req.addr), pw.data.len.eq(req.len),
+                     pw.data.due.eq(cyc + self.latency)]
+        end = Signal(65)
+        m.d.comb += end.eq(req.addr + req.len)
+        bad = (req.len == 0) | (req.len > 32) | (end > self.mem_size)
+        with m.If(take_req):
+            m.d.sync += [tail.eq(tail + 1), self.requests.eq(self.requests + 1)]
+            with m.If(bad & ~self.bad_req):
+                m.d.sync += [self.bad_req.eq(1), self.bad_addr.eq(req.addr),
+                             self.bad_len.eq(req.len)]
+
+        # the head: due, and let go by the pattern (or already shown and not yet taken)
+        m.d.comb += pr.addr.eq(head)
+        show = running & (used != 0) & (pr.data.due <= cyc) & (shown | go["resp"])
+        m.d.comb += eng.resp.valid.eq(show)
+        take_resp = show & eng.resp.ready
+        with m.If(take_resp):
+            m.d.sync += head.eq(head + 1)
+        m.d.sync += shown.eq(show & ~eng.resp.ready)
+        m.d.sync += used.eq(used + take_req - take_resp)
+        with m.If(take_req & (used == QUEUE) & ~take_resp):
+            m.d.sync += self.overflow.eq(1)
+        with m.If(self.start):
+            m.d.sync += [head.eq(0), tail.eq(0), used.eq(0), shown.eq(0)]
+
+        # the answer: two words from the head's address, shifted, 0xA5 past its length
+        lo, hi = gm.read_port(domain="comb"), gm.read_port(domain="comb")
+        addr = pr.data.addr
+        m.d.comb += [lo.addr.eq(addr[5:]), hi.addr.eq(addr[5:] + 1)]
+        shifted = Signal(8 * WORD)
+        m.d.comb += shifted.eq(Cat(lo.data, hi.data) >> (addr[:5] * 8))
+        n = pr.data.len
+        m.d.comb += eng.resp.payload.eq(Cat(
+            *(Mux(k < n, shifted[8 * k:8 * k + 8], JUNK_BYTE) if k < WORD
+              else Const(JUNK_BYTE, 8) for k in range(self.width))))
+
+    def _writes(self, m, eng, running, cyc, go):
+        """The tile side: ``ready`` as the pattern says; every beat logged with its cycle."""
+        m.d.comb += eng.write.ready.eq(running & go["write"])
+        size = self.write_layout.size
+        write_log, read_log = wide_memory(m, "log", size + 32, self.beats)
+        take = eng.write.valid & eng.write.ready & (self.nbeats < self.beats)
+        write_log(self.nbeats, Cat(eng.write.payload.as_value(), cyc), take)
+        with m.If(self.start):
+            m.d.sync += self.nbeats.eq(0)
+        with m.Elif(take):
+            m.d.sync += self.nbeats.eq(self.nbeats + 1)
+        with m.If(eng.write.valid & eng.write.ready & (self.nbeats == self.beats)):
+            m.d.sync += self.overflow.eq(1)
+        entry = read_log(self.lb_addr)
+        m.d.comb += [self.lb_write.eq(entry[:size]), self.lb_cycle.eq(entry[size:])]
+
+    def _completions(self, m, eng, running, cyc, accepts):
+        """Every completion's fault code and cycle; ``finished`` with the last."""
+        m.d.comb += eng.done.ready.eq(1)
+        m.submodules.done_cycles = dc = memory.Memory(shape=32, depth=self.depth, init=[])
+        m.submodules.faults = fc = memory.Memory(shape=FaultCode, depth=self.depth, init=[])
+        dw, fw = dc.write_port(), fc.write_port()
+        completed = Signal(range(self.depth + 1))
+        take = running & eng.done.valid
+        m.d.comb += [dw.addr.eq(completed), dw.data.eq(cyc), dw.en.eq(take),
+                     fw.addr.eq(completed), fw.data.eq(eng.done.payload.fault), fw.en.eq(take)]
+        with m.If(self.start):
+            m.d.sync += completed.eq(0)
+        with m.Elif(take):
+            m.d.sync += completed.eq(completed + 1)
+            with m.If(completed + 1 == self.count):
+                m.d.sync += [self.finished.eq(1), running.eq(0)]
+        dr, fr, ar = dc.read_port(), fc.read_port(), accepts.read_port()
+        m.d.comb += [dr.addr.eq(self.rb_addr), fr.addr.eq(self.rb_addr),
+                     ar.addr.eq(self.rb_addr), self.rb_done.eq(dr.data),
+                     self.rb_fault.eq(fr.data), self.rb_accept.eq(ar.data)]
+
+
+def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list):
+    """(processes, results) of the batch harness for :func:`tilecosim.sim.runner.run_bench`:
+    write global memory, then for each batch ``(plist, payloads, seeds, thresholds, limit)``
+    write its instructions, start, wait for ``finished`` in one wait, read back the
+    completions and the write log, and replay the log through the Python bench's tile
+    collector; one :class:`~tilecosim.sim.benches.tload.SimResult` per batch."""
+    from .benches.tload import SimResult, budget, record_write, finish
+    results = [SimResult() for _ in batches]
+    layout = TileWrite(width)
+
+    async def run(port):
+        await write_words(port, "gm", memory_words(mem, gm_words, WORD))
+        port.set("mem_size", min(mem.size, (1 << 64) - 1))
+        for (plist, cfg, payloads, seeds, thresholds), res in zip(batches, results):
+            limit = budget(plist, mem, cfg, res)
+            await write_words(port, "instr", payloads)
+            port.set("count", len(payloads))
+            for p, seed, th in zip(PORTS, seeds, thresholds):
+                port.set(f"seed_{p}", seed)
+                port.set(f"threshold_{p}", th)
+            port.set("start", 1)
+            await port.tick()
+            port.set("start", 0)
+            res.timed_out = not await port.until("finished", limit)
+            nbeats, requests, overflow, bad, bad_addr, bad_len = await port.tick(
+                "nbeats", "requests", "overflow", "bad_req", "bad_addr", "bad_len")
+            if overflow:
+                res.error = ("the batch overflowed the harness's write log: run fewer "
+                             "instructions per batch")
+            elif bad:
+                res.error = (f"engine requested {bad_len} B at {bad_addr:#x}, outside the "
+                             f"{mem.size}-byte memory")
+            if res.error:
+                continue
+            res.requests = requests
+            got = await read_entries(port, "rb_addr", ("rb_accept", "rb_done", "rb_fault"),
+                                     len(payloads))
+            owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
+            state = {"beats": 0}
+            for bits, cycle in await read_entries(port, "lb_addr", ("lb_write", "lb_cycle"),
+                                                  nbeats):
+                record_write(res, owner, state, len(plist), layout, width, bits, cycle)
+            for acc, done, fault in got:
+                res.accept_cycles.append(acc)
+                res.done_cycles.append(done)
+                res.faults.append(fault)
+            finish(res)
+    return [run], results
+
+
+def run_tload_batches(batches, mem: np.ndarray, backend: str = "amaranth",
+                      depth: int = 256, beats: int = 16384, mem_bytes: int | None = None,
+                      waves: str | None = None, vcd: str | None = None) -> list:
+    """Run every batch ``(plist, cfg)`` (``cfg`` a
+    :class:`~tilecosim.sim.benches.tload.SimConfig`: its seed and probabilities are the stall
+    patterns; width, latency, profile, lcfr, transpose and depth must be equal across the
+    batches) through the harness on ``backend``, in one simulator start. Returns one
+    :class:`~tilecosim.sim.benches.tload.SimResult` per batch, equal to what
+    :func:`~tilecosim.sim.benches.tload.simulate_tload` returns for it."""
+    from tilecosim.sim.api import pack
+    from tilecosim.sim.runner import run_bench
+    from .benches.tload import instr_payload
+    from .stall import seed_state, threshold
+    mem = np.asarray(mem, dtype=np.uint8)
+    mem_bytes = mem_bytes or max(1 << 16, mem.size)
+    if mem.size > mem_bytes:
+        raise ValueError(f"a {mem.size}-byte memory image: the harness holds {mem_bytes}")
+    if not batches:
+        return []
+    cfg0 = batches[0][1]
+    shape = (cfg0.width, cfg0.latency, cfg0.profile, tuple(cfg0.lcfr), cfg0.transpose,
+             cfg0.depth)
+    specs = []
+    for plist, cfg in batches:
+        plist = list(plist)
+        if (cfg.width, cfg.latency, cfg.profile, tuple(cfg.lcfr), cfg.transpose,
+                cfg.depth) != shape:
+            raise ValueError("every batch of one harness run needs the same width, latency, "
+                             "profile, lcfr, transpose and depth")
+        if not 1 <= len(plist) <= depth:
+            raise ValueError(f"{len(plist)} instructions: a batch holds 1..{depth}")
+        probs = (cfg.p_instr_valid, cfg.p_req_ready, cfg.p_resp_valid, cfg.p_write_ready)
+        specs.append((plist, cfg, [pack(TLoadInstr, instr_payload(p)) for p in plist],
+                      tuple(seed_state(cfg.seed, k) for k in range(4)),
+                      tuple(threshold(p) for p in probs)))
+    gm_words = -(-mem_bytes // WORD) + 1                 # BatchTLoad.gm_words
+    width, latency, profile, lcfr, transpose, edepth = shape
+
+    def make():
+        return BatchTLoad(mem_bytes, depth, beats, latency, width, profile, lcfr, transpose,
+                          edepth)
+    return run_bench(backend, make, "batch_tload", batch_tload_setup,
+                     (mem, gm_words, width, specs), vcd=vcd, waves=waves,
+                     key=repr((mem_bytes, depth, beats) + shape))
+
+
+def run_batch_tload(plist, mem: np.ndarray, cfg, **kw):
+    """One batch (:func:`run_tload_batches`); what the harness found wrong (``error``)
+    raises AssertionError, as the Python-driven bench does."""
+    res = run_tload_batches([(plist, cfg)], mem, cfg.backend, **kw)[0]
+    if res.error:
+        raise AssertionError(res.error)
+    return res
