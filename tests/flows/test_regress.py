@@ -88,3 +88,34 @@ def test_a_mismatch_is_reported_with_a_command_that_reproduces_it(tmp_path, monk
 def test_usage_errors(args, needle):
     r = run("regress", *args)
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) <= 3
+
+
+def test_a_harness_batch_that_fails_is_narrowed_to_its_scenario_in_one_more_start(
+        tmp_path, monkeypatch):
+    """On a Verilog simulator an operation with a batch harness runs all its batches in one
+    start; a batch-level failure (not attributable to a scenario) re-runs that batch's
+    scenarios alone, all in one more start, and names the culprit with its reproduce line."""
+    from tilecosim import ops
+    from tilecosim.ops import Outcome
+    op = ops.get("load-align")
+    drawn = {"load-align": regress.draw_scenarios("load-align", 600, 3)}
+    culprit = drawn["load-align"][345].item
+    calls = []
+
+    def run_many(batches, backend, image):
+        calls.append([len(items) for items, _, _ in batches])
+        return [Outcome({-1: "the unit hung"} if culprit in items else {})
+                for items, _, _ in batches]
+    monkeypatch.setattr(op, "run_many", run_many)
+    monkeypatch.setattr(regress, "draw_scenarios", lambda name, count, seed: drawn[name])
+    files = regress.image_files(tmp_path, 3)
+    work = regress.plan_jobs(["load-align"], drawn, "verilator", 3, files)
+    assert [len(b) for _, batches, *_ in work for b, _, _ in batches] == [256, 256, 88]
+    assert len(work) == 1                             # 600 scenarios: one simulator start
+    results = regress.run_job(*work[0])
+    assert calls == [[256, 256, 88], [1] * 256]       # the failing batch's scenarios alone
+    bad = [o for r in results for o in r.outcomes if not o.ok]
+    assert [o.index for o in bad] == [345]
+    assert bad[0].problem == "the unit hung" and bad[0].repro.startswith(
+        "tilecosim load-align ") and "--backend verilator" in bad[0].repro
+    assert sum(len(r.outcomes) for r in results) == 600

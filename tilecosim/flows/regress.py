@@ -105,22 +105,39 @@ def image_files(out_dir: Path, seed: int) -> dict:
     return paths
 
 
-def _run(operation: Operation, scs, backend, image, bseed, stall) -> RunOutcome:
+def _run_many(operation: Operation, batches, backend, image) -> list[RunOutcome]:
     try:
-        return operation.run([s.item for s in scs], backend, image, bseed, stall)
+        return operation.run_many(batches, backend, image)
     except AssertionError as e:                  # the bench caught the design misbehaving
-        return RunOutcome({-1: str(e).splitlines()[0]})
+        if len(batches) == 1:
+            return [RunOutcome({-1: str(e).splitlines()[0]})]
+        return [_run_many(operation, [b], backend, image)[0] for b in batches]
 
 
-def run_batch(op, scs, backend, seed, bseed, stall, files) -> BatchResult:
-    """Run one batch; on a failure, run each scenario alone to find the culprits."""
+def run_job(op, batches, backend, seed, files) -> list[BatchResult]:
+    """Run the batches ``(scenarios, bench seed, stall)`` of one operation (in one simulator
+    start where the operation has a batch harness); on a failure, run each scenario of a
+    failing batch alone (all in one more start) to find the culprits."""
     operation = ops.get(op)
     image = operation.image(seed)
+    got = _run_many(operation, [([s.item for s in scs], bseed, stall)
+                                for scs, bseed, stall in batches], backend, image)
+    lone = [(b, i) for b, ((scs, _, _), g) in enumerate(zip(batches, got))
+            if len(scs) > 1 and -1 in g.problems for i in range(len(scs))]
+    alone = dict(zip(lone, _run_many(operation, [([batches[b][0][i].item],) + batches[b][1:]
+                                                for b, i in lone], backend, image))) if lone else {}
+    return [_judge(op, operation, scs, bseed, stall, g,
+                   {i: alone[(b, i)] for i in range(len(scs)) if (b, i) in alone},
+                   backend, seed, files)
+            for b, ((scs, bseed, stall), g) in enumerate(zip(batches, got))]
 
+
+def _judge(op, operation, scs, bseed, stall, got, alone, backend, seed, files) -> BatchResult:
+    """The outcome of every scenario of a batch from the batch's run (``got``) and, for a
+    failure not attributable to one scenario, the runs of each alone (``alone``)."""
     def repro(s):
         return operation.repro(s.item, backend, seed, files.get(op), stall, bseed)
 
-    got = _run(operation, scs, backend, image, bseed, stall)
     problems, waveform, cycles, ideal = got.problems, got.waveform, got.cycles, got.ideal
     if waveform:                                 # run_bench re-ran the hang with a waveform
         problems[-1] = f"the engine hung (watchdog); waveform: {waveform}"
@@ -129,25 +146,64 @@ def run_batch(op, scs, backend, seed, bseed, stall, files) -> BatchResult:
                            cycles if not stall else 0, ideal if not stall else 0)
     outcomes = []
     for i, s in enumerate(scs):
-        if len(scs) > 1 and -1 in problems:      # not attributable: run the scenario alone
-            got = _run(operation, [s], backend, image, bseed, stall)
-            alone, w_alone = got.problems, got.waveform
-            msg = alone.get(0) or alone.get(-1) or (f"hung; waveform: {w_alone}" if w_alone else "")
-            if not msg:
-                msg = "fails only back to back with its batch: " + problems[-1]
-                msg = msg if i == len(scs) - 1 else ""
+        if len(scs) > 1 and -1 in problems:      # not attributable: the scenario alone
+            one = alone[i]
+            msg = (one.problems.get(0) or one.problems.get(-1)
+                   or (f"hung; waveform: {one.waveform}" if one.waveform else ""))
         else:
             msg = problems.get(i) or (problems.get(-1) if len(scs) == 1 else "")
         outcomes.append(Outcome(op, s.index, not msg, msg, repro(s) if msg else ""))
     if all(o.ok for o in outcomes):             # a batch-level problem nobody reproduces alone
         o = outcomes[-1]
-        outcomes[-1] = Outcome(op, o.index, False, problems.get(-1, "batch failed"),
-                               repro(scs[-1]))
+        msg = problems.get(-1, "batch failed")
+        outcomes[-1] = Outcome(op, o.index, False,
+                               "fails only back to back with its batch: " + msg
+                               if len(scs) > 1 else msg, repro(scs[-1]))
     return BatchResult(outcomes, 0, 0, waveform)
 
 
-def _batch_job(args):
-    return run_batch(*args)
+def _job(args):
+    return run_job(*args)
+
+
+#: scenarios per simulator start of a batch harness (its start-up, about 2 s on Verilator,
+#: is paid once per job)
+JOB_SCENARIOS = 1024
+
+
+def plan_jobs(names, drawn, backend, seed, files) -> list:
+    """The jobs ``(op, batches, backend, seed, files)``: batches of ``op.batch`` scenarios (or
+    ``op.harness_batch`` on a harness), never mixing batch keys, every other one with
+    back-pressure; a job is one batch, or on a harness up to :data:`JOB_SCENARIOS`
+    scenarios of batches."""
+    from tilecosim.sim.runner import VERILOG_SIMS
+    kind = "amaranth" if backend == "amaranth" else "verilog"
+    jobs = []
+    for op in names:
+        operation = ops.get(op)
+        harness = backend in VERILOG_SIMS and operation.harness_batch
+        size = operation.harness_batch if harness else operation.batch[kind]
+        scs = drawn[op]
+        key = operation.batch_key
+        if scs and key(scs[0].item) is not None:            # batches never mix keys
+            scs = sorted(scs, key=lambda s: (key(s.item), s.index))
+        batches = []
+        for b, start in enumerate(range(0, len(scs), size)):
+            batch = scs[start:start + size]
+            keys = sorted({key(s.item) for s in batch}, key=str)
+            if len(keys) > 1:
+                for k, kk in enumerate(keys):
+                    batches.append(([s for s in batch if key(s.item) == kk],
+                                    seed * 1000 + 2 * b + k, 0.2 * ((b + k) % 2)))
+                continue
+            batches.append((batch, seed * 1000 + b, 0.2 * (b % 2)))
+        if not harness:
+            jobs += [(op, [b], backend, seed, files) for b in batches]
+            continue
+        per_job = max(1, JOB_SCENARIOS // size)
+        jobs += [(op, batches[k:k + per_job], backend, seed, files)
+                 for k in range(0, len(batches), per_job)]
+    return jobs
 
 
 def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: Path,
@@ -155,41 +211,24 @@ def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: 
     """Draw and run; returns (scenarios by op, outcomes, per-op cycles/ideal, elapsed)."""
     files = image_files(out_dir, seed)
     os.environ.setdefault("TILECOSIM_WAVES_DIR", str(Path(out_dir).resolve()))   # hang waveforms
-    kind = "amaranth" if backend == "amaranth" else "verilog"
     drawn = {op: draw_scenarios(op, count, seed) for op in names}
-    work = []
-    for op in names:
-        operation = ops.get(op)
-        size = operation.batch[kind]
-        scs = drawn[op]
-        key = operation.batch_key
-        if scs and key(scs[0].item) is not None:            # batches never mix keys
-            scs = sorted(scs, key=lambda s: (key(s.item), s.index))
-        for b, start in enumerate(range(0, len(scs), size)):
-            batch = scs[start:start + size]
-            keys = sorted({key(s.item) for s in batch}, key=str)
-            if len(keys) > 1:
-                split = [[s for s in batch if key(s.item) == k] for k in keys]
-                for k, part in enumerate(split):
-                    work.append((op, part, backend, seed, seed * 1000 + 2 * b + k,
-                                 0.2 * ((b + k) % 2), files))
-                continue
-            work.append((op, batch, backend, seed, seed * 1000 + b, 0.2 * (b % 2), files))
-    total = sum(len(w[1]) for w in work)
+    work = plan_jobs(names, drawn, backend, seed, files)
+    total = sum(len(scs) for w in work for scs, _, _ in w[1])
     outcomes, perf, done, bad = [], {op: [0, 0] for op in names}, 0, 0
     t0 = time.perf_counter()
     if jobs > 1:
         pool = ProcessPoolExecutor(max_workers=jobs)
-        results = pool.map(_batch_job, work)
+        results = pool.map(_job, work)
     else:
-        pool, results = None, map(_batch_job, work)
+        pool, results = None, map(_job, work)
     try:
-        for w, r in zip(work, results):
-            outcomes += r.outcomes
-            perf[w[0]][0] += r.cycles
-            perf[w[0]][1] += r.ideal
-            done += len(w[1])
-            bad += sum(not o.ok for o in r.outcomes)
+        for w, rs in zip(work, results):
+            for r in rs:
+                outcomes += r.outcomes
+                perf[w[0]][0] += r.cycles
+                perf[w[0]][1] += r.ideal
+                done += len(r.outcomes)
+                bad += sum(not o.ok for o in r.outcomes)
             if progress:
                 progress(done, total, bad)
     finally:

@@ -58,6 +58,10 @@ class Operation:
     regress: bool = False
     #: scenarios per bench run in ``regress``: Amaranth's simulator, a Verilog simulator
     batch: dict = {"amaranth": 8, "verilog": 24}
+    #: scenarios per run of the operation's batch harness (one ``start`` of the design),
+    #: which ``regress`` uses on Icarus and Verilator; 0: no harness (the Python-driven
+    #: bench runs there too)
+    harness_batch: int = 0
     #: the memory image file that reproduce commands read (None: the command regenerates it
     #: from the seed)
     image_file: str | None = None
@@ -85,6 +89,13 @@ class Operation:
         idle/back-pressure probability ``stall`` drawn from ``seed``, and compare with the
         golden model."""
         raise NotImplementedError
+
+    def run_many(self, batches: list, backend: str, image) -> list[Outcome]:
+        """Run several batches ``(items, seed, stall)``, each as :meth:`run` would: through
+        the operation's batch harness in one simulator start where it has one and
+        ``backend`` is a Verilog simulator (same results and cycles), else one
+        Python-driven bench run each."""
+        return [self.run(items, backend, image, seed, stall) for items, seed, stall in batches]
 
     def repro(self, item, backend: str, mem_seed: int, image_path, stall: float,
               seed: int) -> str:

@@ -85,6 +85,7 @@ class LoadAlign(Operation):
     tests = ("tests/hdl/test_align.py", "tests/hdl/test_kernels.py")
     regress = True
     batch = {"amaranth": 40, "verilog": 120}
+    harness_batch = 256
     image_file = "ub-seed{seed}.bin"
 
     def bins(self) -> list[str]:
@@ -132,9 +133,22 @@ class LoadAlign(Operation):
         return seeded_memory(seed + 2, UB_SIZE)
 
     def run(self, items, backend, image, seed, stall) -> Outcome:
-        from tilecosim.sim.benches.align import compare_load_align, simulate_load_align
+        from tilecosim.sim.benches.align import simulate_load_align
         res = simulate_load_align(items, image, VL, seed=seed, p_op=1 - stall,
                                   p_ready=1 - stall, backend=backend)
+        return self._outcome(items, image, res)
+
+    def run_many(self, batches, backend, image) -> list[Outcome]:
+        if backend == "amaranth":
+            return super().run_many(batches, backend, image)
+        from tilecosim.sim.batch_align import run_load_align_batches
+        got = run_load_align_batches([(items, seed, 1 - stall, 1 - stall)
+                                      for items, seed, stall in batches], image, VL, backend,
+                                     depth=self.harness_batch)
+        return [self._outcome(items, image, res) for (items, _, _), res in zip(batches, got)]
+
+    def _outcome(self, items, image, res) -> Outcome:
+        from tilecosim.sim.benches.align import compare_load_align
         by_index = {}
         for line in compare_load_align(items, image, res, VL):
             m = re.match(r"op (\d+) (.*)", line)

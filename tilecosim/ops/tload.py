@@ -25,6 +25,7 @@ from . import Operation, Outcome, Top
 __all__ = ["TLoad", "esize_name", "tload_bins"]
 
 MEM_SIZE = 1 << 16              # global memory of the regression
+MAX_BEATS = 8 * 2048 // 32      # write beats of the largest TLOAD drawn (8 tiles of 2 KB)
 ESIZES = ("b4x2", "b8", "b16", "b32", "b64")
 FAULTS = ("IllegalInstruction", "IllegalParameter", "OutOfBounds")
 
@@ -85,6 +86,7 @@ class TLoad(Operation):
     tests = ("tests/hdl/test_tload.py",)
     regress = True
     batch = {"amaranth": 8, "verilog": 24}
+    harness_batch = 64
 
     def bins(self) -> list[str]:
         out = []
@@ -133,8 +135,23 @@ class TLoad(Operation):
         return seeded_memory(seed, MEM_SIZE)
 
     def run(self, items, backend, image, seed, stall) -> Outcome:
-        from tilecosim.sim.benches.tload import compare, simulate_tload
-        res = simulate_tload(items, image, _bench_config(backend, seed, stall))
+        from tilecosim.sim.benches.tload import simulate_tload
+        return self._outcome(items, image,
+                             simulate_tload(items, image, _bench_config(backend, seed, stall)))
+
+    def run_many(self, batches, backend, image) -> list[Outcome]:
+        if backend == "amaranth":
+            return super().run_many(batches, backend, image)
+        from tilecosim.sim.batch_tload import run_tload_batches
+        got = run_tload_batches([(items, _bench_config(backend, seed, stall))
+                                 for items, seed, stall in batches], image, backend,
+                                depth=self.harness_batch, beats=self.harness_batch * MAX_BEATS)
+        return [self._outcome(items, image, res) for (items, _, _), res in zip(batches, got)]
+
+    def _outcome(self, items, image, res) -> Outcome:
+        from tilecosim.sim.benches.tload import compare
+        if res.error:
+            return Outcome({-1: res.error})
         problems, ideal = {}, 0
         for i, p in enumerate(items):
             code, mism = compare(p, image, res, instr=i)
