@@ -21,7 +21,7 @@ runs them without calling Python every cycle, cycle-equal to the Python-driven b
 completion of the ``count``-th instruction. ``rb_addr`` -> ``rb_*`` read an instruction's
 accept cycle, completion cycle and fault code back, ``lb_addr`` -> ``lb_*`` a logged write
 beat, the cycle after. The bench side replays the logged beats through the Python bench's
-own tile collector (:func:`~tilecosim.sim.benches.tload.record_write`), so both harnesses
+own tile collector (:class:`~tilecosim.sim.benches.tload.TileCollector`), so both harnesses
 give the same :class:`~tilecosim.sim.benches.tload.SimResult` and the same comparison.
 
 One build serves every batch and every memory image of up to ``mem_bytes`` bytes; one
@@ -210,9 +210,8 @@ def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list)
     write its instructions, start, wait for ``finished`` in one wait, read back the
     completions and the write log, and replay the log through the Python bench's tile
     collector; one :class:`~tilecosim.sim.benches.tload.SimResult` per batch."""
-    from .benches.tload import SimResult, budget, record_write, finish
+    from .benches.tload import SimResult, TileCollector, budget, finish
     results = [SimResult() for _ in batches]
-    layout = TileWrite(width)
 
     async def run(port):
         await write_words(port, "gm", memory_words(mem, gm_words, WORD))
@@ -241,11 +240,10 @@ def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list)
             res.requests = requests
             got = await read_entries(port, "rb_addr", ("rb_accept", "rb_done", "rb_fault"),
                                      len(payloads))
-            owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
-            state = {"beats": 0}
+            collector = TileCollector(plist, res, width)
             for bits, cycle in await read_entries(port, "lb_addr", ("lb_write", "lb_cycle"),
                                                   nbeats):
-                record_write(res, owner, state, len(plist), layout, width, bits, cycle)
+                collector.record(bits, cycle)
             for acc, done, fault in got:
                 res.accept_cycles.append(acc)
                 res.done_cycles.append(done)

@@ -29,7 +29,7 @@ from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, plan, tload
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.sim.api import unpack
 
-__all__ = ["instr_payload", "SimConfig", "SimResult", "record_write", "budget", "simulate_tload", "compare", "Mismatch",
+__all__ = ["instr_payload", "SimConfig", "SimResult", "TileCollector", "budget", "simulate_tload", "compare", "Mismatch",
            "run_and_compare", "repro_command", "tload_setup"]
 
 QUEUE_CODES = {"T": 0, "U": 1, "M": 2, "N": 3, "ACC": 4, "S": 5}
@@ -125,29 +125,55 @@ def budget(plist, mem, cfg: SimConfig, res: SimResult) -> int:
     return cfg.max_cycles or (10 * floor + 100 + 50 * len(plist))
 
 
-def record_write(res: SimResult, owner: list, state: dict, ninstr: int, layout, width: int,
-                 bits: int, cycle: int) -> None:
-    """The tile collector: one write beat (flat ``TileWrite`` bits) taken at ``cycle`` into
-    ``res``. The beat belongs to instruction ``owner[n]`` (n = ``state["beats"]``, counted
-    here; beats past the last instruction's go to instruction ``ninstr``, an error the
-    comparison reports)."""
-    pl = unpack(layout, bits)
-    t, off = int(pl.tile), int(pl.offset)
-    data = _bytes_of(int(pl.data), width)
-    be = np.array([(int(pl.be) >> b) & 1 for b in range(width)], dtype=bool)
-    nbeat = state["beats"]
-    state["beats"] = nbeat + 1
-    key = (owner[nbeat] if nbeat < len(owner) else ninstr, t)
-    img = res.tiles.setdefault(key, np.full(1 << 18, JUNK, dtype=np.uint8))
-    wr = res.written.setdefault(key, np.zeros(1 << 18, dtype=bool))
-    img[off:off + width][be] = data[be]
-    wr[off:off + width] |= be
-    res.last_write_cycle = cycle
-    if res.first_write_cycle is None:
-        res.first_write_cycle = cycle
+class TileCollector:
+    """Builds each output tile's byte image from the write beats of a run of ``plist``.
+
+    A beat belongs to the instruction that owns it by count (``res.beats``, from
+    :func:`budget`: the writes of instruction i are the next n*Size/W beats after those of
+    i-1); beats past the last instruction's go to instruction ``len(plist)``, which the
+    comparison reports. Bytes never written keep :data:`JUNK`. The fields of a beat are cut
+    from its flat bits directly: this runs for every beat of every regression."""
+
+    def __init__(self, plist, res: SimResult, width: int):
+        from tilecosim.hdl.tload.types import TileWrite
+        self.res, self.width, self.ninstr = res, width, len(plist)
+        self.owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
+        self.sizes = [p.outputs[0][1] if b else 0 for p, b in zip(plist, res.beats)]
+        fields = {name: (f.offset, f.width) for name, f in TileWrite(width)}
+        self.cut = [fields[k] for k in ("tile", "offset", "data", "be")]
+        self.beats = 0
+
+    def record(self, bits: int, cycle: int) -> None:
+        """One beat (flat ``TileWrite`` bits) taken at ``cycle``."""
+        bits, W, res = int(bits), self.width, self.res
+        t, off, data, be = (bits >> lo & ((1 << n) - 1) for lo, n in self.cut)
+        n = self.beats
+        self.beats += 1
+        owner = self.owner[n] if n < len(self.owner) else self.ninstr
+        key = (owner, t)
+        img = res.tiles.get(key)
+        if img is None or img.size < off + W:
+            size = max(self.sizes[owner] if owner < self.ninstr else 1 << 18, off + W)
+            img = _grown(img, size, JUNK, np.uint8)
+            res.tiles[key] = img
+            res.written[key] = _grown(res.written.get(key), size, False, bool)
+        mask = np.unpackbits(np.frombuffer(be.to_bytes(W // 8, "little"), np.uint8),
+                             bitorder="little").astype(bool)
+        img[off:off + W][mask] = _bytes_of(data, W)[mask]
+        res.written[key][off:off + W] |= mask
+        res.last_write_cycle = cycle
+        if res.first_write_cycle is None:
+            res.first_write_cycle = cycle
 
 
-def _driver(source, payloads, mem, cfg: SimConfig, res: SimResult, state):
+def _grown(arr, size: int, fill, dtype):
+    out = np.full(size, fill, dtype=dtype)
+    if arr is not None:
+        out[:arr.size] = arr
+    return out
+
+
+def _driver(source, payloads, mem, cfg: SimConfig, res: SimResult, state, collector):
     """Hands the instructions over; with ``cfg.reset_after``, resets the design that many
     cycles after the first accept (instruction 0 is aborted; 1.. follow)."""
     async def driver(port):
@@ -164,7 +190,7 @@ def _driver(source, payloads, mem, cfg: SimConfig, res: SimResult, state):
         await port.tick()
         port.set("rst", 0)
         state["in_reset"] = False
-        state["beats"] = res.beats[0]           # instruction 0 is gone; 1.. follow
+        collector.beats = res.beats[0]          # instruction 0 is gone; 1.. follow
         if not res.faults:
             res.faults.append(None)
             res.done_cycles.append(None)
@@ -185,13 +211,12 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     from tilecosim.sim.stall import Stall
     from tilecosim.sim.streams import Responder, Sink, Source
     from tilecosim.hdl.common import Completion
-    from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
+    from tilecosim.hdl.tload.types import MemRequest, TLoadInstr
     W = cfg.width
-    state = {"cycle": 0, "done": False, "beats": 0}
+    state = {"cycle": 0, "done": False}
     clock = watchdog(state, budget(plist, mem, cfg, res),
                      lambda: setattr(res, "timed_out", True))
-    owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
-    write_layout = TileWrite(W)
+    collector = TileCollector(plist, res, W)
     payloads = [pack(TLoadInstr, instr_payload(p)) for p in plist]
     source = Source("instr", payloads, state, stall=Stall(cfg.seed, 0, cfg.p_instr_valid),
                     accepted=res.accept_cycles)
@@ -208,7 +233,7 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
 
     def write(bits, cycle):
         if not state.get("in_reset"):
-            record_write(res, owner, state, len(plist), write_layout, W, bits, cycle)
+            collector.record(bits, cycle)
 
     def complete(bits, cycle):
         if state.get("in_reset"):
@@ -219,7 +244,7 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
         if len(res.faults) == len(plist):
             state["done"] = True
 
-    return [clock, _driver(source, payloads, mem, cfg, res, state),
+    return [clock, _driver(source, payloads, mem, cfg, res, state, collector),
             Responder("req", "resp", state, read, latency=cfg.latency,
                       ready_stall=Stall(cfg.seed, 1, cfg.p_req_ready),
                       valid_stall=Stall(cfg.seed, 2, cfg.p_resp_valid)),
