@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, memory, wiring
+from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from tilecosim.hdl.common import FaultCode
@@ -40,7 +40,8 @@ from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.types import TileWrite, TLoadInstr
 
 from .api import memory_words
-from .harness import batch_source, control, read_entries, stall_gen, wide_memory, write_words
+from .harness import (batch_source, control, read_entries, responder, stall_gen, write_log,
+                      write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchTLoad", "batch_tload_setup", "run_tload_batches", "run_batch_tload"]
@@ -49,9 +50,6 @@ WORD = 32                          # bytes per global-memory word of the harness
 QUEUE = 32                         # responses pending at most (the engine keeps <= depth)
 JUNK_BYTE = 0xA5                   # the Python bench's bytes past a response's length
 PORTS = ("instr", "req", "resp", "write")       # stall ports 0..3 of the Python bench
-
-Pending = data.StructLayout({"addr": 64, "len": 6, "due": 32})
-
 
 class BatchTLoad(wiring.Component):
     """The TLOAD engine with its batch, global memory, tile-write log and completion capture
@@ -116,70 +114,43 @@ class BatchTLoad(wiring.Component):
         return m
 
     def _memory(self, m, eng, running, cyc, go):
-        """The Responder: a queue of (addr, len, due) and the global memory behind its head."""
+        """The Responder, with the global memory behind its head."""
         m.submodules.gm = gm = memory.Memory(shape=8 * WORD, depth=self.gm_words, init=[])
         gw = gm.write_port()
         m.d.comb += [gw.en.eq(self.gm_we), gw.addr.eq(self.gm_waddr), gw.data.eq(self.gm_wdata)]
-        m.submodules.pending = pend = memory.Memory(shape=Pending, depth=QUEUE, init=[])
-        pw, pr = pend.write_port(), pend.read_port(domain="comb")
-        head, tail = Signal(range(QUEUE)), Signal(range(QUEUE))
-        used = Signal(range(QUEUE + 1))
-        shown = Signal()
-
+        head, take, full = responder(m, "req", eng.req, eng.resp, self.start, running, cyc,
+                                     go["req"], go["resp"], self.latency, QUEUE)
         req = eng.req.payload
-        m.d.comb += eng.req.ready.eq(running & go["req"])
-        take_req = eng.req.valid & eng.req.ready
-        m.d.comb += [pw.addr.eq(tail), pw.en.eq(take_req),
-                     pw.data.addr.eq(req.addr), pw.data.len.eq(req.len),
-                     pw.data.due.eq(cyc + self.latency)]
         end = Signal(65)
         m.d.comb += end.eq(req.addr + req.len)
         bad = (req.len == 0) | (req.len > 32) | (end > self.mem_size)
-        with m.If(take_req):
-            m.d.sync += [tail.eq(tail + 1), self.requests.eq(self.requests + 1)]
+        with m.If(take):
+            m.d.sync += self.requests.eq(self.requests + 1)
             with m.If(bad & ~self.bad_req):
                 m.d.sync += [self.bad_req.eq(1), self.bad_addr.eq(req.addr),
                              self.bad_len.eq(req.len)]
-
-        # the head: due, and let go by the pattern (or already shown and not yet taken)
-        m.d.comb += pr.addr.eq(head)
-        show = running & (used != 0) & (pr.data.due <= cyc) & (shown | go["resp"])
-        m.d.comb += eng.resp.valid.eq(show)
-        take_resp = show & eng.resp.ready
-        with m.If(take_resp):
-            m.d.sync += head.eq(head + 1)
-        m.d.sync += shown.eq(show & ~eng.resp.ready)
-        m.d.sync += used.eq(used + take_req - take_resp)
-        with m.If(take_req & (used == QUEUE) & ~take_resp):
+        with m.If(full):
             m.d.sync += self.overflow.eq(1)
-        with m.If(self.start):
-            m.d.sync += [head.eq(0), tail.eq(0), used.eq(0), shown.eq(0)]
 
         # the answer: two words from the head's address, shifted, 0xA5 past its length
         lo, hi = gm.read_port(domain="comb"), gm.read_port(domain="comb")
-        addr = pr.data.addr
+        addr = head.addr
         m.d.comb += [lo.addr.eq(addr[5:]), hi.addr.eq(addr[5:] + 1)]
         shifted = Signal(8 * WORD)
         m.d.comb += shifted.eq(Cat(lo.data, hi.data) >> (addr[:5] * 8))
-        n = pr.data.len
         m.d.comb += eng.resp.payload.eq(Cat(
-            *(Mux(k < n, shifted[8 * k:8 * k + 8], JUNK_BYTE) if k < WORD
+            *(Mux(k < head.len, shifted[8 * k:8 * k + 8], JUNK_BYTE) if k < WORD
               else Const(JUNK_BYTE, 8) for k in range(self.width))))
 
     def _writes(self, m, eng, running, cyc, go):
         """The tile side: ``ready`` as the pattern says; every beat logged with its cycle."""
         m.d.comb += eng.write.ready.eq(running & go["write"])
         size = self.write_layout.size
-        write_log, read_log = wide_memory(m, "log", size + 32, self.beats)
-        take = eng.write.valid & eng.write.ready & (self.nbeats < self.beats)
-        write_log(self.nbeats, Cat(eng.write.payload.as_value(), cyc), take)
-        with m.If(self.start):
-            m.d.sync += self.nbeats.eq(0)
-        with m.Elif(take):
-            m.d.sync += self.nbeats.eq(self.nbeats + 1)
-        with m.If(eng.write.valid & eng.write.ready & (self.nbeats == self.beats)):
+        take = eng.write.valid & eng.write.ready
+        entry, full = write_log(m, "log", Cat(eng.write.payload.as_value(), cyc), take,
+                                self.start, self.beats, self.nbeats, self.lb_addr)
+        with m.If(full):
             m.d.sync += self.overflow.eq(1)
-        entry = read_log(self.lb_addr)
         m.d.comb += [self.lb_write.eq(entry[:size]), self.lb_cycle.eq(entry[size:])]
 
     def _completions(self, m, eng, running, cyc, accepts):

@@ -11,6 +11,9 @@ simulator runs the batch without calling Python once per cycle. The harnesses
 * :func:`batch_source`: the queue of operations, written before the run through
   ``<name>_we/_waddr/_wdata``, presented on a stream one by one exactly as the Python
   bench's :class:`~tilecosim.sim.streams.Source` does, with the cycle of every accept;
+* :func:`responder`: a memory port that answers in order after a latency, as the Python
+  bench's :class:`~tilecosim.sim.streams.Responder` does;
+* :func:`write_log`: every beat of a stream with its cycle, for the bench to replay;
 * :func:`wide_memory`: a capture memory of any width;
 
 and on the bench side :func:`write_words` (load a memory through its write port, one word
@@ -18,12 +21,12 @@ per clock edge) and :func:`read_entries` (read a capture back, one entry per edg
 """
 
 from amaranth import Cat, Signal
-from amaranth.lib import memory
+from amaranth.lib import data, memory
 
 from .stall import StallGen
 
-__all__ = ["control", "stall_gen", "batch_source", "wide_memory", "write_words",
-           "read_entries", "CHUNK"]
+__all__ = ["control", "stall_gen", "batch_source", "responder", "write_log", "wide_memory",
+           "write_words", "read_entries", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
 
@@ -119,3 +122,48 @@ async def read_entries(port, addr: str, names: tuple, count: int) -> list[tuple]
         port.set(addr, min(k + 1, count - 1))
         out.append(await port.tick(*names))
     return out
+
+
+def responder(m, name: str, req, resp, start, running, cyc, go_ready, go_valid,
+              latency: int, queue: int = 32):
+    """The Python bench's :class:`~tilecosim.sim.streams.Responder` in gateware, less the
+    answer: ``req`` is taken while ``go_ready`` lets it, queued with its due cycle
+    (``latency`` later), and ``resp.valid`` rises once the head is due in a cycle ``go_valid``
+    lets it go, then holds until taken. Returns (the head request, the accept of a request,
+    1 when a request arrives with ``queue`` waiting); the caller drives ``resp.payload``
+    from the head."""
+    shape = data.StructLayout({"req": req.payload.shape(), "due": 32})
+    pend = memory.Memory(shape=shape, depth=queue, init=[])
+    m.submodules[f"{name}_pending"] = pend
+    pw, pr = pend.write_port(), pend.read_port(domain="comb")
+    head, tail = Signal(range(queue)), Signal(range(queue))
+    used, shown = Signal(range(queue + 1)), Signal()
+    m.d.comb += req.ready.eq(running & go_ready)
+    take_req = req.valid & req.ready
+    m.d.comb += [pw.addr.eq(tail), pw.en.eq(take_req), pw.data.req.eq(req.payload),
+                 pw.data.due.eq(cyc + latency), pr.addr.eq(head)]
+    show = running & (used != 0) & (pr.data.due <= cyc) & (shown | go_valid)
+    m.d.comb += resp.valid.eq(show)
+    take_resp = show & resp.ready
+    with m.If(take_req):
+        m.d.sync += tail.eq(tail + 1)
+    with m.If(take_resp):
+        m.d.sync += head.eq(head + 1)
+    m.d.sync += [shown.eq(show & ~resp.ready), used.eq(used + take_req - take_resp)]
+    with m.If(start):
+        m.d.sync += [head.eq(0), tail.eq(0), used.eq(0), shown.eq(0)]
+    return pr.data.req, take_req, take_req & (used == queue) & ~take_resp
+
+
+def write_log(m, name: str, entry, take, start, capacity: int, count, lb_addr):
+    """Log ``entry`` (a Value) in every cycle ``take`` is high, at index ``count`` (a register
+    the log counts, cleared by ``start``), up to ``capacity`` entries. Returns (the entry at
+    ``lb_addr`` the cycle after, 1 when an entry arrives on a full log)."""
+    write, read = wide_memory(m, name, len(entry), capacity)
+    room = count < capacity
+    write(count, entry, take & room)
+    with m.If(start):
+        m.d.sync += count.eq(0)
+    with m.Elif(take & room):
+        m.d.sync += count.eq(count + 1)
+    return read(lb_addr), take & ~room

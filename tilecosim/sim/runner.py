@@ -196,13 +196,17 @@ def build(sim: str, verilog: str, top: str, waves: bool = False) -> Path:
 
 
 def _hdl_digest() -> str:
-    """SHA-1 of the gateware sources (``tilecosim.hdl``, nothing of the tool): a converted
-    design is reused only while they are unchanged."""
+    """SHA-1 of the gateware sources: ``tilecosim.hdl`` and the harness gateware of this
+    package (``tilecosim/sim/*.py``: the stall generator, the harness parts, the batch and
+    bulk harnesses), nothing of the rest of the tool; a converted design is reused only
+    while they are unchanged."""
     import tilecosim.hdl
-    root = Path(tilecosim.hdl.__file__).resolve().parent
     h = hashlib.sha1()
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    for root, pattern in ((Path(tilecosim.hdl.__file__).resolve().parent, "**/*.py"),
+                          (Path(__file__).resolve().parent, "*.py")):
+        for path in sorted(root.glob(pattern)):
+            h.update(path.relative_to(root.parent).as_posix().encode() + b"\0"
+                     + path.read_bytes())
     return h.hexdigest()
 
 

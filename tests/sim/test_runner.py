@@ -1,0 +1,49 @@
+"""The runner's build inputs: what the converted-Verilog cache is keyed on, and the
+Verilog that Verilator is given."""
+
+from pathlib import Path
+
+from amaranth import Module, Signal
+from amaranth.back import verilog
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from tilecosim.sim import runner
+
+
+def test_the_conversion_cache_key_covers_the_harness_gateware(monkeypatch):
+    """A harness lives in tilecosim/sim, not tilecosim/hdl: editing it must not reuse the
+    Verilog converted from its old text."""
+    before = runner._hdl_digest()
+    real = Path.read_bytes
+
+    def edited(self):
+        data = real(self)
+        return data + b"# edited" if self.name == "harness.py" else data
+    monkeypatch.setattr(Path, "read_bytes", edited)
+    assert runner._hdl_digest() != before
+
+
+class _Two(wiring.Component):
+    def __init__(self):
+        super().__init__({"a": In(4), "q": Out(8), "r": Out(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.zeros = z = memory.Memory(shape=8, depth=16, init=[])
+        m.submodules.lut = t = memory.Memory(shape=8, depth=16, init=[k + 1 for k in range(16)])
+        wz = z.write_port()
+        m.d.comb += [wz.addr.eq(self.a), wz.data.eq(self.a), wz.en.eq(1)]
+        rz, rt = z.read_port(), t.read_port()
+        m.d.comb += [rz.addr.eq(self.a), rt.addr.eq(self.a), self.q.eq(rz.data),
+                     self.r.eq(rt.data)]
+        return m
+
+
+def test_only_all_zero_memory_initializers_are_dropped():
+    text = verilog.convert(_Two(), name="two", emit_src=False)
+    assert text.count("initial begin") == 2
+    out = runner.drop_zero_inits(text)
+    assert out.count("initial begin") == 1
+    assert "lut[15] = 8'h10;" in out and "zeros[3] =" not in out
+    assert "reg [7:0] zeros [15:0];" in out                # the memory itself stays
