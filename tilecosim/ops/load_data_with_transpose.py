@@ -31,6 +31,7 @@ __all__ = ["LoadDataWithTranspose", "ldt_bins", "random_ldt_call"]
 
 L1_SIZE = 1 << 15
 L0_SIZE = 1 << 14
+MAX_LINES = 4 * 2048 // 32     # L0 lines of the largest call drawn (repeat 4, int4b squares)
 FAULTS = ("IllegalParameter", "Alignment", "OutOfBounds", "ParameterRange")
 
 
@@ -76,6 +77,7 @@ class LoadDataWithTranspose(Operation):
     tests = ("tests/hdl/test_l1l0.py",)
     regress = True
     batch = {"amaranth": 10, "verilog": 24}
+    harness_batch = 64
     image_file = "l1-seed{seed}.bin"
 
     def bins(self) -> list[str]:
@@ -141,6 +143,22 @@ class LoadDataWithTranspose(Operation):
         from tilecosim.sim.benches.load_data_with_transpose import run_and_compare_l1l0
         res, problems = run_and_compare_l1l0(items, image, np.zeros(L0_SIZE, np.uint8),
                                              seed=seed, stall=stall, backend=backend)
+        return self._outcome(items, res, problems)
+
+    def run_many(self, batches, backend, image) -> list[Outcome]:
+        if backend == "amaranth":
+            return super().run_many(batches, backend, image)
+        from tilecosim.sim.batch_l1l0 import run_l1l0_batches
+        from tilecosim.sim.benches.load_data_with_transpose import compare_l1l0
+        l0 = np.zeros(L0_SIZE, np.uint8)
+        got = run_l1l0_batches([(items, l0, seed, stall) for items, seed, stall in batches],
+                               image, backend, depth=self.harness_batch,
+                               beats=self.harness_batch * MAX_LINES)
+        return [Outcome({-1: res.error}) if res.error else
+                self._outcome(items, res, compare_l1l0(items, image, l0, res))
+                for (items, _, _), res in zip(batches, got)]
+
+    def _outcome(self, items, res, problems) -> Outcome:
         by_index = {}
         for line in problems:
             m = re.match(r"call (\d+): (.*)", line)

@@ -15,7 +15,8 @@ from tilecosim.model.load_data import LDT_DTYPES, load_data_with_transpose, plan
 
 from tilecosim.hdl.l1l0.engine import L1L0Engine
 
-__all__ = ["LdtCall", "L1L0Result", "l1l0_setup", "simulate_l1l0", "run_and_compare_l1l0"]
+__all__ = ["LdtCall", "L1L0Result", "l1l0_limit", "l1l0_setup", "simulate_l1l0",
+           "run_and_compare_l1l0", "compare_l1l0"]
 
 LOG2_EBITS = {4: 2, 8: 3, 16: 4, 32: 5}       # element bits -> the engine's log2_ebits
 MASK32 = (1 << 32) - 1
@@ -51,12 +52,26 @@ class L1L0Result:
     reads: int = 0
     timed_out: bool = False
     waveform: str | None = None            # written when the watchdog fired
+    error: str | None = None               # what a batch harness found wrong (the Python
+                                           # bench raises AssertionError instead)
 
     @property
     def cycles(self):
         if self.last_write is None or not self.accept:
             return None
         return self.last_write - self.accept[0] + 1
+
+
+def l1l0_limit(calls, l1: np.ndarray, l0_size: int) -> int:
+    """The watchdog's limit: 10 x the lines the calls write + 150 + 50 per call."""
+    beats = 0
+    for c in calls:
+        try:
+            pl = plan_ldt(c.params, Buffer("L1", l1), Buffer(c.dst_name, l0_size), c.dst, c.src)
+            beats += pl.bytes_moved // 32
+        except Fault:
+            pass
+    return 10 * beats + 150 + 50 * len(calls)
 
 
 def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency: int = 2,
@@ -68,14 +83,7 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
     from tilecosim.sim.streams import Responder, Sink, Source
     from tilecosim.hdl.l1l0.engine import LdtOp
     state = {"cycle": 0, "done": False}
-    beats = 0
-    for c in calls:
-        try:
-            pl = plan_ldt(c.params, Buffer("L1", l1), Buffer(c.dst_name, res.l0.size), c.dst, c.src)
-            beats += pl.bytes_moved // 32
-        except Fault:
-            pass
-    limit = 10 * beats + 150 + 50 * len(calls)
+    limit = l1l0_limit(calls, l1, res.l0.size)
     ok = 1 - stall
     payloads = [pack(LdtOp, c.payload()) for c in calls]
 
@@ -142,10 +150,17 @@ def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, lat
 def run_and_compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, **kw):
     """(result, problems): the final L0 image, each fault code, the watchdog."""
     res = simulate_l1l0(calls, l1, l0_init, **kw)
+    return res, compare_l1l0(calls, l1, l0_init, res, kw.get("vcd") or kw.get("waves"))
+
+
+def compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, res: L1L0Result,
+                 waves: str | None = None) -> list[str]:
+    """Disagreements with the golden model, one line each: each call's fault code (``call
+    k: ...``), the final L0 image, the watchdog."""
     problems = []
     if res.timed_out:
         problems.append(f"the engine did not complete within the watchdog; waveform: "
-                        f"{res.waveform or kw.get('vcd') or kw.get('waves')}")
+                        f"{res.waveform or waves}")
     want = Buffer(calls[0].dst_name if calls else "L0A", l0_init.copy())
     for k, c in enumerate(calls):
         want.name = c.dst_name
@@ -163,4 +178,4 @@ def run_and_compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, **kw):
         problems.append(f"L0 byte {b:#x} (fractal {b // 512}, line {b % 512 // 32}, byte "
                         f"{b % 32}): expected {want.data[b]:#04x}, got {res.l0[b]:#04x} "
                         f"({diff.size} bytes differ)")
-    return res, problems
+    return problems

@@ -1,0 +1,229 @@
+"""The batch LoadDataWithTranspose harness: whole batches of L1 -> L0 calls inside the simulated
+design, cycle-equal to the Python-driven bench
+(:mod:`tilecosim.sim.benches.load_data_with_transpose`) under the same stall seed.
+
+:class:`BatchL1L0` wraps an :class:`~tilecosim.hdl.l1l0.engine.L1L0Engine`:
+
+* ``op``: the batch (:func:`~tilecosim.sim.harness.batch_source`, stall port 0), with the
+  cycle every call was accepted.
+* L1: 32-byte rows written before the runs through ``l1_we/_waddr/_wdata``, behind the
+  Python bench's Responder in gateware (stall ports 1 and 2); a read that is not a whole
+  row inside ``l1_size`` sets ``bad_read`` and keeps its address.
+* L0: ``wr`` ready as stall port 3 says; every line written is logged with its cycle (a
+  write that is not a whole line inside ``l0_size`` sets ``bad_write``).
+* ``done``: always ready; every completion's fault code captured.
+
+The bench side replays the log onto the initial L0 image, so both harnesses give the same
+:class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result`. One build serves every
+batch and every L1 image of up to ``l1_bytes`` bytes; one simulator start runs many
+batches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from amaranth import Cat, Module, Signal
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from tilecosim.hdl.common import FaultCode
+from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
+
+from .api import memory_words
+from .harness import (batch_source, control, read_entries, responder, stall_gen, write_log,
+                      write_words)
+from .stall import THRESHOLD_BITS
+
+__all__ = ["BatchL1L0", "batch_l1l0_setup", "run_l1l0_batches"]
+
+WORD = 32                          # bytes per L1 row and per L0 line
+QUEUE = 32                         # reads pending at most (the engine keeps <= depth)
+PORTS = ("op", "rd", "rd_data", "wr")       # stall ports 0..3 of the Python bench
+
+
+class BatchL1L0(wiring.Component):
+    """The L1 -> L0 engine with its batch, L1, L0 write log and completion capture inside
+    (module doc).
+
+    Parameters: ``l1_bytes`` the largest L1 image, ``depth`` the most calls and ``beats``
+    the most L0 writes of one batch, ``latency`` (>= 1) of the L1 reads, and the engine's
+    ``transpose``. Latency and throughput are the engine's under the patterns; the harness
+    adds no cycle of its own.
+    """
+
+    def __init__(self, l1_bytes: int = 1 << 15, depth: int = 256, beats: int = 16384,
+                 latency: int = 2, transpose: str = "square"):
+        if not 1 <= latency <= 256:
+            raise ValueError(f"latency={latency}: must be in 1..256")
+        for name, v, hi in (("l1_bytes", l1_bytes, 1 << 24), ("depth", depth, 1 << 16),
+                            ("beats", beats, 1 << 20)):
+            if not 1 <= v <= hi:
+                raise ValueError(f"{name}={v}: must be in 1..{hi}")
+        self.latency, self.transpose, self.depth, self.beats = latency, transpose, depth, beats
+        self.l1_words = -(-l1_bytes // WORD)
+        super().__init__({
+            "op_we": In(1), "op_waddr": In(range(depth)), "op_wdata": In(LdtOp),
+            "l1_we": In(1), "l1_waddr": In(range(self.l1_words)), "l1_wdata": In(8 * WORD),
+            "count": In(range(depth + 1)),
+            "l1_size": In(32), "l0_size": In(32),
+            **{f"seed_{p}": In(32) for p in PORTS},
+            **{f"threshold_{p}": In(THRESHOLD_BITS) for p in PORTS},
+            "start": In(1), "finished": Out(1),
+            "nbeats": Out(range(beats + 1)), "reads": Out(32), "overflow": Out(1),
+            "bad_read": Out(1), "bad_write": Out(1), "bad_addr": Out(32),
+            "rb_addr": In(range(depth)), "rb_accept": Out(32), "rb_fault": Out(FaultCode),
+            "lb_addr": In(range(beats)), "lb_addr_out": Out(32), "lb_data": Out(8 * WORD),
+            "lb_cycle": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.engine = eng = L1L0Engine(transpose=self.transpose)
+        m.d.comb += [eng.l1_size.eq(self.l1_size), eng.l0_size.eq(self.l0_size)]
+        running, cyc = control(m, self.start)
+        with m.If(self.start):
+            m.d.sync += [self.finished.eq(0), self.overflow.eq(0), self.bad_read.eq(0),
+                         self.bad_write.eq(0), self.reads.eq(0)]
+        go = {p: stall_gen(m, p, getattr(self, f"seed_{p}"), getattr(self, f"threshold_{p}"),
+                           self.start) for p in PORTS}
+        _, accepts = batch_source(m, "op", eng.op, LdtOp, self.depth, self.op_we,
+                                  self.op_waddr, self.op_wdata, self.count, go["op"],
+                                  self.start, running, cyc)
+        self._l1(m, eng, running, cyc, go)
+        self._l0(m, eng, running, cyc, go)
+        self._completions(m, eng, running, accepts)
+        return m
+
+    def _bad(self, m, flag, addr):
+        with m.If(~self.bad_read & ~self.bad_write):
+            m.d.sync += [flag.eq(1), self.bad_addr.eq(addr)]
+
+    def _l1(self, m, eng, running, cyc, go):
+        """The Responder, with L1 behind its head."""
+        m.submodules.l1 = l1 = memory.Memory(shape=8 * WORD, depth=self.l1_words, init=[])
+        w = l1.write_port()
+        m.d.comb += [w.en.eq(self.l1_we), w.addr.eq(self.l1_waddr), w.data.eq(self.l1_wdata)]
+        head, take, full = responder(m, "rd", eng.rd, eng.rd_data, self.start, running, cyc,
+                                     go["rd"], go["rd_data"], self.latency, QUEUE)
+        addr = eng.rd.payload.addr
+        with m.If(take):
+            m.d.sync += self.reads.eq(self.reads + 1)
+            with m.If((addr[:5] != 0) | (addr + WORD > self.l1_size)):
+                self._bad(m, self.bad_read, addr)
+        with m.If(full):
+            m.d.sync += self.overflow.eq(1)
+        r = l1.read_port(domain="comb")
+        m.d.comb += [r.addr.eq(head.addr[5:]), eng.rd_data.payload.eq(r.data)]
+
+    def _l0(self, m, eng, running, cyc, go):
+        """L0: ``ready`` as the pattern says; every line logged with its cycle."""
+        m.d.comb += eng.wr.ready.eq(running & go["wr"])
+        take = eng.wr.valid & eng.wr.ready
+        wr = eng.wr.payload
+        with m.If(take & ((wr.addr[:5] != 0) | (wr.addr + WORD > self.l0_size))):
+            self._bad(m, self.bad_write, wr.addr)
+        entry, full = write_log(m, "log", Cat(wr.addr, wr.data, cyc), take, self.start,
+                                self.beats, self.nbeats, self.lb_addr)
+        with m.If(full):
+            m.d.sync += self.overflow.eq(1)
+        m.d.comb += [self.lb_addr_out.eq(entry[:32]), self.lb_data.eq(entry[32:32 + 8 * WORD]),
+                     self.lb_cycle.eq(entry[32 + 8 * WORD:])]
+
+    def _completions(self, m, eng, running, accepts):
+        """Every completion's fault code; ``finished`` with the last."""
+        m.d.comb += eng.done.ready.eq(1)
+        m.submodules.faults = fc = memory.Memory(shape=FaultCode, depth=self.depth, init=[])
+        fw = fc.write_port()
+        completed = Signal(range(self.depth + 1))
+        take = running & eng.done.valid
+        m.d.comb += [fw.addr.eq(completed), fw.data.eq(eng.done.payload.fault), fw.en.eq(take)]
+        with m.If(self.start):
+            m.d.sync += completed.eq(0)
+        with m.Elif(take):
+            m.d.sync += completed.eq(completed + 1)
+            with m.If(completed + 1 == self.count):
+                m.d.sync += [self.finished.eq(1), running.eq(0)]
+        fr, ar = fc.read_port(), accepts.read_port()
+        m.d.comb += [fr.addr.eq(self.rb_addr), ar.addr.eq(self.rb_addr),
+                     self.rb_fault.eq(fr.data), self.rb_accept.eq(ar.data)]
+
+
+def batch_l1l0_setup(l1: np.ndarray, l1_words: int, batches: list):
+    """(processes, results) of the batch harness for :func:`tilecosim.sim.runner.run_bench`:
+    write L1, then for each batch ``(calls, l0_init, payloads, seeds, thresholds, limit)``
+    write its calls, start, wait for ``finished`` in one wait, read back the completions and
+    the L0 log and replay the log onto ``l0_init``; one
+    :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result` per batch."""
+    from .benches.load_data_with_transpose import L1L0Result
+    results = [L1L0Result(l0=b[1].copy()) for b in batches]
+
+    async def run(port):
+        await write_words(port, "l1", memory_words(l1, l1_words, WORD))
+        port.set("l1_size", l1.size)
+        for (calls, l0_init, payloads, seeds, thresholds, limit), res in zip(batches, results):
+            port.set("l0_size", l0_init.size)
+            await write_words(port, "op", payloads)
+            port.set("count", len(payloads))
+            for p, seed, th in zip(PORTS, seeds, thresholds):
+                port.set(f"seed_{p}", seed)
+                port.set(f"threshold_{p}", th)
+            port.set("start", 1)
+            await port.tick()
+            port.set("start", 0)
+            res.timed_out = not await port.until("finished", limit)
+            nbeats, reads, overflow, bad_read, bad_write, bad_addr = await port.tick(
+                "nbeats", "reads", "overflow", "bad_read", "bad_write", "bad_addr")
+            if overflow:
+                res.error = ("the batch overflowed the harness's L0 log: run fewer calls per "
+                             "batch")
+            elif bad_read:
+                res.error = f"the engine read L1 at {bad_addr:#x}, outside the rows of L1"
+            elif bad_write:
+                res.error = f"the engine wrote L0 at {bad_addr:#x}, outside L0"
+            if res.error:
+                continue
+            res.reads = reads
+            for acc, fault in await read_entries(port, "rb_addr", ("rb_accept", "rb_fault"),
+                                                 len(payloads)):
+                res.accept.append(acc)
+                res.faults.append(fault)
+            for addr, line, cycle in await read_entries(
+                    port, "lb_addr", ("lb_addr_out", "lb_data", "lb_cycle"), nbeats):
+                res.l0[addr:addr + WORD] = np.frombuffer(int(line).to_bytes(WORD, "little"),
+                                                         np.uint8)
+                res.last_write = cycle
+                if res.first_write is None:
+                    res.first_write = cycle
+    return [run], results
+
+
+def run_l1l0_batches(batches, l1: np.ndarray, backend: str = "amaranth", latency: int = 2,
+                     transpose: str = "square", depth: int = 256, beats: int = 16384,
+                     l1_bytes: int | None = None, waves: str | None = None,
+                     vcd: str | None = None) -> list:
+    """Run every batch ``(calls, l0_init, seed, stall)`` (the Python bench's arguments)
+    through the harness on ``backend``, in one simulator start. Returns one
+    :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result` per batch, equal to
+    what :func:`~tilecosim.sim.benches.load_data_with_transpose.simulate_l1l0` returns for
+    it."""
+    from tilecosim.sim.api import pack
+    from tilecosim.sim.runner import run_bench
+    from .benches.load_data_with_transpose import l1l0_limit
+    from .stall import seed_state, threshold
+    l1 = np.asarray(l1, dtype=np.uint8)
+    l1_bytes = l1_bytes or max(1 << 15, l1.size)
+    if l1.size > l1_bytes:
+        raise ValueError(f"a {l1.size}-byte L1 image: the harness holds {l1_bytes}")
+    specs = []
+    for calls, l0_init, seed, stall in batches:
+        calls = list(calls)
+        if not 1 <= len(calls) <= depth:
+            raise ValueError(f"{len(calls)} calls: a batch holds 1..{depth}")
+        l0_init = np.asarray(l0_init, dtype=np.uint8)
+        specs.append((calls, l0_init, [pack(LdtOp, c.payload()) for c in calls],
+                      tuple(seed_state(seed, k) for k in range(4)),
+                      (threshold(1 - stall),) * 4, l1l0_limit(calls, l1, l0_init.size)))
+    l1_words = -(-l1_bytes // WORD)                        # BatchL1L0.l1_words
+    return run_bench(backend, lambda: BatchL1L0(l1_bytes, depth, beats, latency, transpose),
+                     "batch_l1l0", batch_l1l0_setup, (l1, l1_words, specs), vcd=vcd,
+                     waves=waves, key=repr((l1_bytes, depth, beats, latency, transpose)))
