@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from tilecosim import ops
 from tilecosim.model.load_align import LoadDist
 from tilecosim.ops.load_align import random_load_case
 from tilecosim.sim.batch_align import run_batch_load_align
@@ -32,7 +33,7 @@ def python_bench():
 def test_batch_harness_on_a_verilog_simulator(sim):
     need(sim)
     res = run_batch_load_align(CASES, UB, 256, seed=SEED, p_op=P_OP, p_ready=P_READY,
-                               backend=sim, depth=128)
+                               backend=sim, depth=ops.get("load-align").harness_batch)
     assert compare_load_align(CASES, UB, res, 256) == []
     want = python_bench()
     assert res.results == want.results

@@ -6,6 +6,7 @@ import functools
 
 import pytest
 
+from tilecosim import ops
 from tilecosim.sim.batch_l1l0 import run_l1l0_batches
 from tilecosim.sim.benches.load_data_with_transpose import compare_l1l0, simulate_l1l0
 
@@ -25,7 +26,8 @@ def python_bench():
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_batch_l1l0_on_a_verilog_simulator(sim):
     need(sim)
-    got = run_l1l0_batches(BATCHES, L1, sim, depth=32, beats=4096)
+    got = run_l1l0_batches(BATCHES, L1, sim,                      # regress's build
+                           **ops.get("load-data-with-transpose").harness_args())
     for (c, init, _, _), res, want in zip(BATCHES, got, python_bench()):
         same_result(res, want)
         assert compare_l1l0(c, L1, init, res) == []

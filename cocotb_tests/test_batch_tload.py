@@ -6,6 +6,7 @@ import functools
 
 import pytest
 
+from tilecosim import ops
 from tilecosim.model.display import seeded_memory
 from tilecosim.sim.batch_tload import run_tload_batches
 from tilecosim.sim.benches.tload import SimConfig, compare, simulate_tload
@@ -26,7 +27,8 @@ def python_bench():
 @pytest.mark.parametrize("sim", SIMULATORS)
 def test_batch_tload_on_a_verilog_simulator(sim):
     need(sim)
-    got = run_tload_batches([(PLIST, c) for c in CFGS], MEM, sim, depth=64, beats=2048)
+    got = run_tload_batches([(PLIST, c) for c in CFGS], MEM, sim,
+                            **ops.get("tload").harness_args())   # regress's build
     for res, want in zip(got, python_bench()):
         same_result(res, want)
         for i, p in enumerate(PLIST):

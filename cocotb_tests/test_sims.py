@@ -29,17 +29,19 @@ def on_amaranth(op):
     return ops.get(op).cross_check("amaranth")
 
 
+@pytest.mark.parametrize("harness", ["python", "batch"])
 @pytest.mark.parametrize("sim", SIMULATORS)
 @pytest.mark.parametrize("op", ops.names())
-def test_same_results_and_cycles_as_amaranth(op, sim):
+def test_same_results_and_cycles_as_amaranth(op, sim, harness):
     """Every operation of the registry: its fixed scenario set (every mode, a fault,
-    back-pressure) on the simulator, against the golden model and Amaranth's cycles."""
+    back-pressure) on the simulator, through the Python-driven bench and through the batch
+    harness, against the golden model and the Python bench's cycles on Amaranth."""
     need(sim)
-    got = ops.get(op).cross_check(sim)         # asserts the golden model's results
-    want = on_amaranth(op)
+    got = ops.get(op).cross_check(sim, harness == "batch")   # asserts the golden model's
+    want = on_amaranth(op)                                    # results
     for event in want:
-        assert got[event] == want[event], f"{op} on {sim}: the cycles of '{event}' differ " \
-                                          f"from Amaranth's simulator"
+        assert got[event] == want[event], f"{op} on {sim} ({harness} harness): the cycles " \
+                                          f"of '{event}' differ from Amaranth's simulator"
 
 
 def test_waves_1_writes_one_fst_per_run_named_after_the_test(tmp_path, monkeypatch):

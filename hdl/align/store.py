@@ -20,9 +20,21 @@ from amaranth.lib.wiring import In, Out
 from tilecosim.hdl.align.common import Addressing, AlignUnit, StoreDist, address_stage
 from tilecosim.hdl.common import FaultCode
 
-__all__ = ["StoreAlignUnit", "store_wiring"]
+__all__ = ["StoreAlignUnit", "StoreAlignOp", "StoreAlignResult", "store_wiring"]
 
 T_BYTES = (1, 2, 4, 8)
+
+
+def StoreAlignOp(vl: int) -> data.StructLayout:
+    """The ``op`` payload: the addressing of ``AlignOp`` (``dist`` a StoreDist), the two
+    VL-byte source registers and the mask (one bit per byte lane)."""
+    return data.StructLayout({"dist": 5, "t": 2, "addr": 32, "mode": Addressing,
+                              "value": signed(32), "reg_trait": 2, "src0": 8 * vl,
+                              "src1": 8 * vl, "mask": vl})
+
+
+#: The ``res`` payload: the next address (PostUpdate) and the fault code.
+StoreAlignResult = data.StructLayout({"next_addr": signed(42), "fault": FaultCode})
 
 
 def store_wiring(dist: StoreDist, vl: int, t_bytes: int, reg_trait: int = 1):
@@ -59,15 +71,12 @@ class StoreAlignUnit(AlignUnit):
 
     def ports(self, vl: int) -> dict:
         return {
-            "op": In(stream.Signature(data.StructLayout({
-                "dist": 5, "t": 2, "addr": 32, "mode": Addressing, "value": signed(32),
-                "reg_trait": 2, "src0": 8 * vl, "src1": 8 * vl, "mask": vl}))),
+            "op": In(stream.Signature(StoreAlignOp(vl))),
             "ub_waddr": Out(32),
             "ub_wen": Out(1),
             "ub_wdata": Out(16 * vl),
             "ub_wbe": Out(2 * vl),
-            "res": Out(stream.Signature(data.StructLayout({"next_addr": signed(42),
-                                                           "fault": FaultCode}))),
+            "res": Out(stream.Signature(StoreAlignResult)),
         }
 
     def elaborate(self, platform):

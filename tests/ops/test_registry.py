@@ -55,3 +55,13 @@ def test_a_batch_runs_clean_and_its_repro_line_names_the_subcommand(name, tmp_pa
     assert got.problems == {} and got.waveform is None
     line = op.repro(items[0], "amaranth", 5, tmp_path / "img.bin", 0.0, 3)
     assert line.startswith(f"tilecosim {name} ")
+
+
+@pytest.mark.parametrize("name", ops.names())
+def test_every_operation_has_a_batch_harness_equal_to_its_python_bench(name):
+    """The fixed scenario set of each operation through its batch harness (with the build
+    regress uses) on Amaranth's simulator: the golden model's results (cross_check asserts
+    them) and the same cycle for every event as the Python-driven bench."""
+    op = ops.get(name)
+    assert op.harness_batch > 0
+    assert op.cross_check("amaranth", harness=True) == op.cross_check("amaranth")

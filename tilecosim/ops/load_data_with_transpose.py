@@ -152,11 +152,16 @@ class LoadDataWithTranspose(Operation):
         from tilecosim.sim.benches.load_data_with_transpose import compare_l1l0
         l0 = np.zeros(L0_SIZE, np.uint8)
         got = run_l1l0_batches([(items, l0, seed, stall) for items, seed, stall in batches],
-                               image, backend, depth=self.harness_batch,
-                               beats=self.harness_batch * MAX_LINES)
+                               image, backend, **self.harness_args())
         return [Outcome({-1: res.error}) if res.error else
                 self._outcome(items, res, compare_l1l0(items, image, l0, res))
                 for (items, _, _), res in zip(batches, got)]
+
+    def harness_args(self) -> dict:
+        """The batch harness's build: ``harness_batch`` calls of up to 4 squares of 2 KB,
+        a 32 KB L1."""
+        return {"depth": self.harness_batch, "beats": self.harness_batch * MAX_LINES,
+                "l1_bytes": L1_SIZE}
 
     def _outcome(self, items, res, problems) -> Outcome:
         by_index = {}
@@ -185,8 +190,9 @@ class LoadDataWithTranspose(Operation):
                   "--backend", backend, "--seed", str(seed)]
         return " ".join(parts + (["--stall", f"{stall:g}"] if stall else []))
 
-    def cross_check(self, backend: str) -> dict:
-        from tilecosim.sim.benches.load_data_with_transpose import run_and_compare_l1l0
+    def cross_check(self, backend: str, harness: bool = False) -> dict:
+        from tilecosim.sim.benches.load_data_with_transpose import (compare_l1l0,
+                                                                    run_and_compare_l1l0)
         rng = random.Random(12)
         calls = []
         for dt in LDT_DTYPES:                      # every data type, on the same L0B
@@ -194,7 +200,14 @@ class LoadDataWithTranspose(Operation):
             calls.append(LdtCall(c.params, "L0B", c.dst, c.src))
         l1 = np.random.default_rng(3).integers(0, 256, 32768, dtype=np.uint8)
         l0 = np.random.default_rng(4).integers(0, 256, 16384, dtype=np.uint8)
-        res, problems = run_and_compare_l1l0(calls, l1, l0, seed=2, stall=0.2, backend=backend)
+        if harness:
+            from tilecosim.sim.batch_l1l0 import run_l1l0_batches
+            res = run_l1l0_batches([(calls, l0, 2, 0.2)], l1, backend, **self.harness_args())[0]
+            assert res.error is None, res.error
+            problems = compare_l1l0(calls, l1, l0, res)
+        else:
+            res, problems = run_and_compare_l1l0(calls, l1, l0, seed=2, stall=0.2,
+                                                 backend=backend)
         assert problems == [], "\n".join(problems)
         assert 0 in res.faults
         o = res.accept[0]

@@ -1,6 +1,7 @@
 """StoreAlign (seed 003): vector registers -> UB in one of the 14 distribution modes, with a
 byte mask, on the StoreAlign unit.  No CLI subcommand and no regression generator yet: it is
-simulated on every backend, converted, linted and mutated through this entry.
+simulated on every backend (with the Python-driven bench and with its batch harness),
+converted, linted and mutated through this entry.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from tilecosim.model.load_align import WIDTHS, StoreDist
 from tilecosim.sim.benches.align import StoreCase
 
 from . import Operation, Top
-from .load_align import VL, random_address, random_addressing
+from .load_align import UB_SIZE, VL, random_address, random_addressing
 
 __all__ = ["StoreAlign", "random_store_case"]
 
@@ -38,17 +39,26 @@ class StoreAlign(Operation):
     seed_name = "StoreAlign"
     tops = (Top("store_align_unit", _unit, "StoreAlign unit, VL = 256"),)
     tests = ("tests/hdl/test_align.py", "tests/hdl/test_kernels.py")
+    harness_batch = 256
 
-    def cross_check(self, backend: str) -> dict:
+    def cross_check(self, backend: str, harness: bool = False) -> dict:
         import numpy as np
         from tilecosim.sim.benches.align import compare_store_align, simulate_store_align
         rng = random.Random(8)
         cases = [random_store_case(rng, d, VL) for d in StoreDist for _ in range(3)]
-        ub = np.random.default_rng(8).integers(0, 256, 4096, dtype=np.uint8)
+        ub = np.random.default_rng(8).integers(0, 256, UB_SIZE, dtype=np.uint8)
         timing = {}
-        final, results, timed_out = simulate_store_align(cases, ub, VL, seed=5, p_op=0.8,
-                                                         p_ready=0.75, backend=backend,
-                                                         timing=timing)
+        if harness:
+            from tilecosim.sim.batch_align import run_store_align_batches
+            out = run_store_align_batches([(cases, ub, 5, 0.8, 0.75)], VL, backend,
+                                          depth=self.harness_batch)[0]
+            assert out["error"] is None, out["error"]
+            final, results, timed_out = out["mem"], out["results"], out["timed_out"]
+            timing.update(accept=out["accept"], out=out["out"])
+        else:
+            final, results, timed_out = simulate_store_align(cases, ub, VL, seed=5, p_op=0.8,
+                                                             p_ready=0.75, backend=backend,
+                                                             timing=timing)
         assert compare_store_align(cases, ub, final, results, timed_out, VL) == []
         o = timing["accept"][0]
         return {"accept": [c - o for c in timing["accept"]],

@@ -145,8 +145,14 @@ class TLoad(Operation):
         from tilecosim.sim.batch_tload import run_tload_batches
         got = run_tload_batches([(items, _bench_config(backend, seed, stall))
                                  for items, seed, stall in batches], image, backend,
-                                depth=self.harness_batch, beats=self.harness_batch * MAX_BEATS)
+                                **self.harness_args())
         return [self._outcome(items, image, res) for (items, _, _), res in zip(batches, got)]
+
+    def harness_args(self) -> dict:
+        """The batch harness's build: ``harness_batch`` TLOADs of up to 8 tiles of 2 KB,
+        a 64 KB global memory."""
+        return {"depth": self.harness_batch, "beats": self.harness_batch * MAX_BEATS,
+                "mem_bytes": MEM_SIZE}
 
     def _outcome(self, items, image, res) -> Outcome:
         from tilecosim.sim.benches.tload import compare
@@ -170,7 +176,7 @@ class TLoad(Operation):
         from tilecosim.sim.benches.tload import repro_command
         return repro_command(item, _bench_config(backend, seed, stall), mem_seed, MEM_SIZE)
 
-    def cross_check(self, backend: str) -> dict:
+    def cross_check(self, backend: str, harness: bool = False) -> dict:
         from tilecosim.model.tload import TLoadLayout as L
         from tilecosim.sim.benches.tload import SimConfig, run_and_compare
         rng = random.Random(5)
@@ -184,7 +190,12 @@ class TLoad(Operation):
         mem = seeded_memory(11, 1 << 15)
         cfg = SimConfig(seed=4, p_req_ready=0.8, p_resp_valid=0.8, p_write_ready=0.8,
                         p_instr_valid=0.9, backend=backend)
-        res, _, mism, problems = run_and_compare(plist, mem, cfg)
+        done = None
+        if harness:
+            from tilecosim.sim.batch_tload import run_tload_batches
+            done = run_tload_batches([(plist, cfg)], mem, backend, **self.harness_args())[0]
+            assert done.error is None, done.error
+        res, _, mism, problems = run_and_compare(plist, mem, cfg, result=done)
         assert not mism and not problems, "\n".join(map(str, mism + problems))
         assert 0 in res.faults and any(res.faults)                  # legal and faulting
         o = res.accept_cycles[0]

@@ -5,8 +5,12 @@
   back-pressure, memory latency 2);
 * L1 -> L0 engine: the same per data type at repeatTimes 4, 16 and 64;
 * LoadAlign unit: ops per cycle and latency over every mode back to back;
-* simulation speed: simulated cycles per second of Amaranth, Icarus and Verilator on one
-  64 KB TLOAD, with the Python-driven bench and with the bulk harness, and the ratios;
+* simulation speed: simulated cycles per second of Amaranth, Icarus and Verilator on a
+  stream of 64 KB TLOADs, with the Python-driven bench and with the bulk harness, and the
+  ratios;
+* regress speed: scenarios per second of ``regress`` (the same seed and op mix) on each
+  backend -- the Python-driven bench on Amaranth, the batch harnesses on Icarus and
+  Verilator -- and the ratios;
 * golden model speed: the vectorized TLOAD against the source's loops on a 64 KB tile;
 * area: Yosys ``synth`` cells and flip-flops of every top and of the transpose unit.
 
@@ -46,7 +50,17 @@ def _load_align():
 
 def _speed(backend, harness, repeat):
     from tilecosim.perf.sim_speed import measure
-    return measure(backend, harness, repeat)
+    return dict(measure(backend, harness, repeat), repeat=repeat)
+
+
+def _regress(backend, count):
+    from tilecosim.perf.sim_speed import regress_rate
+    return regress_rate(backend, count)
+
+
+#: TLOADs of the speed stream per run: Verilator's bulk run needs a long stream, or its
+#: start-up is what the rate measures
+SPEED_REPEAT = {("verilator", "bulk"): 100}
 
 
 def _golden():
@@ -90,7 +104,7 @@ AREA_TOPS = ["tload_engine (W = 32)", "tload_engine (W = 64)",
 
 
 #: the parts of the run, in the order of the report
-PARTS = ("tload", "l1l0", "load-align", "speed", "golden", "area")
+PARTS = ("tload", "l1l0", "load-align", "speed", "regress", "golden", "area")
 
 
 def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progress=None,
@@ -117,15 +131,24 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
             if missing(b):
                 raise RuntimeError(missing(b))
             for h in ("python", "bulk"):
-                tasks.append(("speed", _speed, (b, h, speed_repeat)))
+                tasks.append(("speed", _speed, (b, h, SPEED_REPEAT.get((b, h), speed_repeat))))
+    if "regress" in parts:
+        from tilecosim.perf.sim_speed import REGRESS_COUNTS
+        for b in BACKENDS:
+            if missing(b):
+                raise RuntimeError(missing(b))
+        runs = list(REGRESS_COUNTS.items()) + [("verilator", REGRESS_COUNTS["amaranth"])]
+        tasks += [("regress", _regress, r) for r in runs]
     if "golden" in parts:
         tasks.append(("golden", _golden, ()))
     if area and "area" in parts:
         tasks += [("area", _area, (t,)) for t in AREA_TOPS]
     # the slow ones first, so the pool ends together
-    order = {"area": 0, "speed": 1, "golden": 2, "l1l0": 3, "tload": 4, "load_align": 5}
+    order = {"area": 0, "regress": 1, "speed": 1, "golden": 2, "l1l0": 3, "tload": 4,
+             "load_align": 5}
     tasks.sort(key=lambda t: order[t[0]])
-    out = {"tload": [], "l1l0": [], "speed": [], "area": [], "load_align": None, "golden": None}
+    out = {"tload": [], "l1l0": [], "speed": [], "regress": [], "area": [], "load_align": None,
+           "golden": None}
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [(kind, pool.submit(fn, *args)) for kind, fn, args in tasks]
@@ -175,14 +198,28 @@ def markdown(res: dict) -> str:
     if sp:
         base = next((r["cycles_per_s"] for r in sp if r["backend"] == "amaranth"
                      and r["harness"] == "bulk"), None)
-        L += [f"### Simulation speed: one 64 KB TLOAD (ND2NZ FP16 128 x 256) issued "
-              f"{res.get('speed_repeat', 2)} times; simulated cycles per second", "",
-              "| backend | harness | cycles | seconds | cycles/s | vs Amaranth bulk |",
-              "|---|---|---:|---:|---:|---:|"]
+        L += ["### Simulation speed: a stream of 64 KB TLOADs (ND2NZ FP16 128 x 256) back to "
+              "back; simulated cycles per second", "",
+              "| backend | harness | TLOADs | cycles | seconds | cycles/s | vs Amaranth bulk |",
+              "|---|---|---:|---:|---:|---:|---:|"]
         for r in sp:
             ratio = f"{r['cycles_per_s'] / base:.1f}x" if base else "-"
-            L.append(f"| {r['backend']} | {r['harness']} | {r['cycles']} | {r['seconds']:.2f} "
-                     f"| {r['cycles_per_s']:,.0f} | {ratio} |")
+            L.append(f"| {r['backend']} | {r['harness']} | {r.get('repeat', '-')} "
+                     f"| {r['cycles']} | {r['seconds']:.2f} | {r['cycles_per_s']:,.0f} "
+                     f"| {ratio} |")
+        L.append("")
+    rg = res.get("regress")
+    if rg:
+        base = next((r["scenarios_per_s"] for r in rg if r["backend"] == "amaranth"), None)
+        L += ["### Regress speed: scenarios per second of `tilecosim regress --seed 1 --jobs 1` "
+              f"({', '.join(rg[0]['ops'])}; the same scenarios first), after the builds", "",
+              "| backend | harness | per op | scenarios | seconds | scenarios/s | vs Amaranth |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+        for r in rg:
+            ratio = f"{r['scenarios_per_s'] / base:.1f}x" if base else "-"
+            harness = "python" if r["backend"] == "amaranth" else "batch"
+            L.append(f"| {r['backend']} | {harness} | {r['per_op']} | {r['scenarios']} "
+                     f"| {r['seconds']:.1f} | {r['scenarios_per_s']:,.1f} | {ratio} |")
         L.append("")
     g = res["golden"]
     if g:

@@ -1,5 +1,5 @@
-"""The batch LoadAlign harness: whole batches of LoadAligns inside the simulated design, so a
-simulator runs them without calling Python every cycle.
+"""The batch LoadAlign and StoreAlign harnesses: whole batches of ops inside the simulated
+design, so a simulator runs them without calling Python every cycle.
 
 :class:`BatchLoadAlign` wraps a :class:`~tilecosim.hdl.align.load.LoadAlignUnit`:
 
@@ -16,6 +16,12 @@ simulator runs them without calling Python every cycle.
 ``finished`` rises when ``count`` results are in. ``rb_addr`` -> ``rb_*`` read one entry
 back the cycle after. One build serves every batch and every UB image of one size; one
 simulator start runs many batches.
+
+:class:`BatchStoreAlign` does the same around a
+:class:`~tilecosim.hdl.align.store.StoreAlignUnit`: the ops (with their registers and mask)
+queued, every UB write (address, 2*VL bytes, byte enables) logged with its cycle, and every
+result captured; the bench replays the writes onto the initial UB image, as the Python
+bench's UB port applies them.
 """
 
 import numpy as np
@@ -25,13 +31,16 @@ from amaranth.lib.wiring import In, Out
 
 from tilecosim.hdl.align.common import AlignOp
 from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
+from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult, StoreAlignUnit
 
 from .api import memory_words
-from .harness import batch_source, control, read_entries, stall_gen, wide_memory, write_words
+from .harness import (batch_source, control, read_entries, stall_gen, wide_memory, write_log,
+                      write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchLoadAlign", "batch_load_align_setup", "run_batch_load_align",
-           "run_load_align_batches"]
+           "run_load_align_batches", "BatchStoreAlign", "batch_store_align_setup",
+           "run_store_align_batches"]
 
 WORD = 32                      # bytes per UB word of the harness
 
@@ -191,3 +200,149 @@ def run_batch_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     """One batch (:func:`run_load_align_batches`)."""
     return run_load_align_batches([(cases, seed, p_op, p_ready)], ub, vl, backend, depth,
                                   waves, vcd)[0]
+
+
+class BatchStoreAlign(wiring.Component):
+    """The StoreAlign unit with its batch, a log of its UB writes and its result capture
+    inside (module doc).
+
+    Parameters: ``ub_size`` bytes of UB (the unit's), ``vl`` and ``depth`` the most ops in
+    one batch (each writes UB at most once: the log holds ``depth`` writes). Latency and
+    throughput are the unit's; the harness adds no cycle of its own.
+    """
+
+    def __init__(self, ub_size: int, vl: int = 256, depth: int = 1024):
+        if not 1 <= depth <= 1 << 16:
+            raise ValueError(f"depth={depth}: must be in 1..65536")
+        self.ub_size, self.vl, self.depth = ub_size, vl, depth
+        self.op_layout = StoreAlignOp(vl)
+        super().__init__({
+            "op_we": In(1), "op_waddr": In(range(depth)), "op_wdata": In(self.op_layout),
+            "count": In(range(depth + 1)),
+            "seed_op": In(32), "threshold_op": In(THRESHOLD_BITS),
+            "seed_res": In(32), "threshold_res": In(THRESHOLD_BITS),
+            "start": In(1), "finished": Out(1), "nwrites": Out(range(depth + 1)),
+            "overflow": Out(1),
+            "rb_addr": In(range(depth)),
+            "rb_result": Out(StoreAlignResult), "rb_accept": Out(32), "rb_out": Out(32),
+            "lb_addr": In(range(depth)), "lb_waddr": Out(32), "lb_wdata": Out(16 * vl),
+            "lb_wbe": Out(2 * vl),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.unit = unit = StoreAlignUnit(vl=self.vl, ub_size=self.ub_size)
+        running, cyc = control(m, self.start)
+        with m.If(self.start):
+            m.d.sync += [self.finished.eq(0), self.overflow.eq(0)]
+        go = stall_gen(m, "op", self.seed_op, self.threshold_op, self.start)
+        _, accepts = batch_source(m, "op", unit.op, self.op_layout, self.depth, self.op_we,
+                                  self.op_waddr, self.op_wdata, self.count, go, self.start,
+                                  running, cyc)
+        entry, full = write_log(m, "writes", Cat(unit.ub_waddr, unit.ub_wdata, unit.ub_wbe),
+                                running & unit.ub_wen, self.start, self.depth, self.nwrites,
+                                self.lb_addr)
+        with m.If(full):
+            m.d.sync += self.overflow.eq(1)
+        nd = 16 * self.vl
+        m.d.comb += [self.lb_waddr.eq(entry[:32]), self.lb_wdata.eq(entry[32:32 + nd]),
+                     self.lb_wbe.eq(entry[32 + nd:])]
+        self._results(m, unit, running, cyc, accepts)
+        return m
+
+    def _results(self, m, unit, running, cyc, accepts):
+        m.submodules.outs = outs = memory.Memory(shape=32, depth=self.depth, init=[])
+        m.submodules.results = results = memory.Memory(shape=StoreAlignResult,
+                                                       depth=self.depth, init=[])
+        go = stall_gen(m, "res", self.seed_res, self.threshold_res, self.start)
+        m.d.comb += unit.res.ready.eq(running & go)
+        taken = Signal(range(self.depth + 1))
+        ow, rw = outs.write_port(), results.write_port()
+        take = unit.res.valid & unit.res.ready
+        m.d.comb += [ow.addr.eq(taken), ow.data.eq(cyc), ow.en.eq(take),
+                     rw.addr.eq(taken), rw.data.eq(unit.res.payload), rw.en.eq(take)]
+        with m.If(self.start):
+            m.d.sync += taken.eq(0)
+        with m.Elif(take):
+            m.d.sync += taken.eq(taken + 1)
+            with m.If(taken + 1 == self.count):
+                m.d.sync += [self.finished.eq(1), running.eq(0)]
+        orr, rr, ar = outs.read_port(), results.read_port(), accepts.read_port()
+        m.d.comb += [orr.addr.eq(self.rb_addr), rr.addr.eq(self.rb_addr),
+                     ar.addr.eq(self.rb_addr), self.rb_result.eq(rr.data),
+                     self.rb_out.eq(orr.data), self.rb_accept.eq(ar.data)]
+
+
+def batch_store_align_setup(vl: int, batches: list):
+    """(processes, results) of the StoreAlign harness: for each batch ``(ub, payloads,
+    seeds, thresholds, limit)`` write its ops, start, wait for ``finished``, read back the
+    results and the write log and replay the writes onto ``ub``; one dict per batch as the
+    Python bench's (``mem``, ``results``, ``accept``, ``out``, ``timed_out``, ``error``)."""
+    results = [{"mem": b[0].copy(), "results": [], "accept": [], "out": [],
+                "timed_out": False, "error": None} for b in batches]
+
+    async def run(port):
+        for (ub, payloads, seeds, thresholds, limit), res in zip(batches, results):
+            await write_words(port, "op", payloads)
+            port.set("count", len(payloads))
+            for name, v in zip(("seed_op", "seed_res", "threshold_op", "threshold_res"),
+                               seeds + thresholds):
+                port.set(name, v)
+            port.set("start", 1)
+            await port.tick()
+            port.set("start", 0)
+            if not await port.until("finished", limit):
+                res["timed_out"] = True
+                continue
+            nwrites, overflow = await port.tick("nwrites", "overflow")
+            if overflow:
+                res["error"] = "the unit wrote UB more than once per op"
+                continue
+            for bits, acc, out in await read_entries(
+                    port, "rb_addr", ("rb_result", "rb_accept", "rb_out"), len(payloads)):
+                r = StoreAlignResult.from_bits(int(bits))
+                f = r.fault
+                res["results"].append((int(r.next_addr), int(getattr(f, "value", f))))
+                res["accept"].append(acc)
+                res["out"].append(out)
+            mem = res["mem"]
+            for addr, wdata, be in await read_entries(
+                    port, "lb_addr", ("lb_waddr", "lb_wdata", "lb_wbe"), nwrites):
+                d = np.frombuffer(int(wdata).to_bytes(2 * vl, "little"), np.uint8)
+                mask = np.unpackbits(np.frombuffer(int(be).to_bytes(2 * vl // 8, "little"),
+                                                   np.uint8), bitorder="little").astype(bool)
+                lanes = np.nonzero(mask)[0]
+                if lanes.size and addr + lanes[-1] >= mem.size:
+                    res["error"] = (f"the unit wrote UB byte {addr + int(lanes[-1]):#x}, past "
+                                    f"its end")
+                    break
+                mem[addr + lanes] = d[lanes]
+    return [run], results
+
+
+def run_store_align_batches(batches, vl: int = 256, backend: str = "amaranth",
+                            depth: int = 1024, waves: str | None = None,
+                            vcd: str | None = None) -> list:
+    """Run every batch ``(cases, ub, seed, p_op, p_ready)`` (the UB images all of one size)
+    through the harness, in one simulator start; one dict per batch with the final UB image
+    ``mem``, the ``results`` (next address, fault), the ``accept`` and ``out`` cycles,
+    ``timed_out`` and ``error`` -- what the Python-driven bench gives for it
+    (:func:`~tilecosim.sim.benches.align.compare_store_align` checks it)."""
+    from tilecosim.sim.api import pack
+    from tilecosim.sim.runner import run_bench
+    from .stall import seed_state, threshold
+    specs, sizes = [], set()
+    for cases, ub, seed, p_op, p_ready in batches:
+        cases, ub = list(cases), np.asarray(ub, dtype=np.uint8)
+        if not 1 <= len(cases) <= depth:
+            raise ValueError(f"{len(cases)} ops: a batch holds 1..{depth}")
+        sizes.add(ub.size)
+        specs.append((ub, [pack(StoreAlignOp(vl), c.payload(vl)) for c in cases],
+                      (seed_state(seed, 0), seed_state(seed, 1)),
+                      (threshold(p_op), threshold(p_ready)), 10 * len(cases) + 100))
+    if len(sizes) > 1:
+        raise ValueError(f"UB images of {len(sizes)} sizes: one harness run takes one size")
+    ub_size = sizes.pop()
+    return run_bench(backend, lambda: BatchStoreAlign(ub_size, vl, depth), "batch_store_align",
+                     batch_store_align_setup, (vl, specs), vcd=vcd, waves=waves,
+                     key=repr((ub_size, vl, depth)))

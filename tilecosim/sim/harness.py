@@ -20,7 +20,7 @@ and on the bench side :func:`write_words` (load a memory through its write port,
 per clock edge) and :func:`read_entries` (read a capture back, one entry per edge).
 """
 
-from amaranth import Cat, Signal
+from amaranth import Cat, Signal, Value
 from amaranth.lib import data, memory
 
 from .stall import StallGen
@@ -55,16 +55,14 @@ def batch_source(m, name: str, stream, shape, depth: int, we, waddr, wdata, coun
     (valid/ready/payload): before each the source waits for ``go``, then holds ``valid``
     until the operation is taken. Returns (index of the next operation, the memory of
     accept cycles)."""
-    ops = memory.Memory(shape=shape, depth=depth, init=[])
+    wdata = Value.cast(wdata)
+    write, read = wide_memory(m, name, len(wdata), depth, read_domain="comb")
     acc = memory.Memory(shape=32, depth=depth, init=[])
-    m.submodules[name] = ops
     m.submodules[f"{name}_accepts"] = acc
-    wp, rp = ops.write_port(), ops.read_port(domain="comb")
-    m.d.comb += [wp.en.eq(we), wp.addr.eq(waddr), wp.data.eq(wdata)]
+    write(waddr, wdata, we)
     index, held = Signal(range(depth + 1), name=f"{name}_index"), Signal(name=f"{name}_held")
     more = running & (index < count)
-    m.d.comb += [rp.addr.eq(index), stream.payload.eq(rp.data),
-                 stream.valid.eq(more & (held | go))]
+    m.d.comb += [stream.payload.eq(read(index)), stream.valid.eq(more & (held | go))]
     aw = acc.write_port()
     m.d.comb += [aw.addr.eq(index), aw.data.eq(cyc)]
     with m.If(start):
@@ -77,16 +75,17 @@ def batch_source(m, name: str, stream, shape, depth: int, we, waddr, wdata, coun
     return index, acc
 
 
-def wide_memory(m, name: str, width: int, depth: int):
+def wide_memory(m, name: str, width: int, depth: int, read_domain: str = "sync"):
     """A ``width``-bit memory as memories of at most :data:`CHUNK` bits side by side
     (Amaranth's Python simulator compiles a memory's write mask as one expression per bit,
     which Python cannot compile for thousands of bits). Returns ``write(addr, data, en)``
-    and ``read(addr) -> data`` (the cycle after), both called once."""
+    and ``read(addr) -> data`` (the cycle after; at once with ``read_domain="comb"``), both
+    called once."""
     chunks = []
     for k, lo in enumerate(range(0, width, CHUNK)):
         mem = memory.Memory(shape=min(CHUNK, width - lo), depth=depth, init=[])
         m.submodules[f"{name}_{k}"] = mem
-        chunks.append((lo, mem.write_port(), mem.read_port()))
+        chunks.append((lo, mem.write_port(), mem.read_port(domain=read_domain)))
 
     def write(addr, data, en):
         for lo, wp, _ in chunks:

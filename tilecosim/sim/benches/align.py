@@ -158,15 +158,9 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
                       p_ready: float, results: list, state: dict):
     """The StoreAlign bench, simulator-neutral: a driver with random gaps, a synchronous UB
     write port applying byte enables to ``mem``, a sink with random back-pressure."""
-    from amaranth.lib import data
-    from amaranth import signed
     from tilecosim.sim.api import pack
-    from tilecosim.hdl.common import FaultCode
-    op_layout = data.StructLayout({
-        "dist": 5, "t": 2, "addr": 32, "mode": Addressing, "value": signed(32), "reg_trait": 2,
-        "src0": 8 * vl, "src1": 8 * vl, "mask": vl})
-    res_layout = data.StructLayout({"next_addr": signed(42), "fault": FaultCode})
-    payloads = [pack(op_layout, c.payload(vl)) for c in cases]
+    from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult as res_layout
+    payloads = [pack(StoreAlignOp(vl), c.payload(vl)) for c in cases]
     limit = 10 * len(cases) + 100
 
     clock = watchdog(state, limit, lambda: state.update(timed_out=True))

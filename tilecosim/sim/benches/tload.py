@@ -322,16 +322,17 @@ def compare(p: TLoadParams, mem: np.ndarray, res: SimResult, profile: str = "fin
 
 
 def run_and_compare(p: TLoadParams | list[TLoadParams], mem: np.ndarray,
-                    cfg: SimConfig = SimConfig()):
+                    cfg: SimConfig = SimConfig(), result: SimResult | None = None):
     """Simulate one TLOAD (or several back to back) and compare with the model.
 
     Returns (result, model fault code of the first instruction, mismatches, problems);
     ``problems`` lists disagreements of another kind: a fault code different from the
     model's, a timeout, writes or requests by a faulting instruction, extra writes.  With
     ``cfg.reset_after`` the first instruction is aborted by a reset and not compared.
+    ``result``: the run of another harness to compare instead of simulating here.
     """
     plist = [p] if isinstance(p, TLoadParams) else list(p)
-    res = simulate_tload(plist, mem, cfg)
+    res = simulate_tload(plist, mem, cfg) if result is None else result
     problems, mism, codes = [], [], []
     if res.timed_out:
         problems.append("the engine did not complete within the watchdog (10 x the cycles "
