@@ -45,9 +45,10 @@ bench-tload: $(STAMP)
 bench-units: $(STAMP)
 	$(BIN)/tilecosim bench --only l1l0,load-align --out build/bench-units
 
-# simulated cycles per second: Amaranth, Icarus, Verilator; Python-driven and bulk harness
+# simulated cycles per second (Amaranth, Icarus, Verilator; Python-driven and bulk harness)
+# and regress scenarios per second on each backend
 bench-sim: $(STAMP)
-	$(BIN)/tilecosim bench --only speed --out build/bench-sim
+	$(BIN)/tilecosim bench --only speed,regress --out build/bench-sim
 
 # verilator --lint-only -Wall on every generated top, with hdl/lint_waivers.vlt
 lint: $(STAMP)
@@ -63,12 +64,12 @@ mutation: $(STAMP)
 	mkdir -p build
 	$(BIN)/tilecosim mutation --json build/mutation.json
 
-# the coverage-driven regression: 2000 scenarios per operation on Amaranth's simulator,
-# 200 on each Verilog simulator
+# the coverage-driven regression: 20,000 scenarios per operation on Verilator and 1,000 on
+# Icarus (the batch harnesses), 1,000 on Amaranth's simulator (the Python-driven bench)
 regress: $(STAMP)
-	$(BIN)/tilecosim regress --backend amaranth --count 2000 --seed 1 --json
-	$(BIN)/tilecosim regress --backend icarus --count 200 --seed 1 --json
-	$(BIN)/tilecosim regress --backend verilator --count 200 --seed 1 --json
+	$(BIN)/tilecosim regress --backend verilator --count 20000 --seed 1 --json
+	$(BIN)/tilecosim regress --backend icarus --count 1000 --seed 1 --json
+	$(BIN)/tilecosim regress --backend amaranth --count 1000 --seed 1 --json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

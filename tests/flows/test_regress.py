@@ -112,6 +112,8 @@ def test_a_harness_batch_that_fails_is_narrowed_to_its_scenario_in_one_more_star
     work = regress.plan_jobs(["load-align"], drawn, "verilator", 3, files)
     assert [len(b) for _, batches, *_ in work for b, _, _ in batches] == [256, 256, 88]
     assert len(work) == 1                             # 600 scenarios: one simulator start
+    shared = regress.plan_jobs(["load-align"], drawn, "verilator", 3, files, processes=2)
+    assert [[len(b) for b, _, _ in batches] for _, batches, *_ in shared] == [[256, 256], [88]]
     results = regress.run_job(*work[0])
     assert calls == [[256, 256, 88], [1] * 256]       # the failing batch's scenarios alone
     bad = [o for r in results for o in r.outcomes if not o.ok]

@@ -15,7 +15,7 @@ from tilecosim.ops.load_data_with_transpose import random_ldt_call
 from tilecosim.sim.batch_l1l0 import BatchL1L0, run_l1l0_batches
 from tilecosim.sim.benches.load_data_with_transpose import LdtCall, compare_l1l0, simulate_l1l0
 
-FIELDS = ("faults", "accept", "first_write", "last_write", "reads", "timed_out", "error")
+FIELDS = ("faults", "accept", "done", "first_write", "last_write", "reads", "timed_out", "error")
 
 
 def calls_and_buffers(seed, dst="L0B"):

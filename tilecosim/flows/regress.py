@@ -171,11 +171,11 @@ def _job(args):
 JOB_SCENARIOS = 1024
 
 
-def plan_jobs(names, drawn, backend, seed, files) -> list:
+def plan_jobs(names, drawn, backend, seed, files, processes: int = 1) -> list:
     """The jobs ``(op, batches, backend, seed, files)``: batches of ``op.batch`` scenarios (or
     ``op.harness_batch`` on a harness), never mixing batch keys, every other one with
     back-pressure; a job is one batch, or on a harness up to :data:`JOB_SCENARIOS`
-    scenarios of batches."""
+    scenarios of batches, and no more than an even share of the ``processes``."""
     from tilecosim.sim.runner import VERILOG_SIMS
     kind = "amaranth" if backend == "amaranth" else "verilog"
     jobs = []
@@ -200,7 +200,7 @@ def plan_jobs(names, drawn, backend, seed, files) -> list:
         if not harness:
             jobs += [(op, [b], backend, seed, files) for b in batches]
             continue
-        per_job = max(1, JOB_SCENARIOS // size)
+        per_job = max(1, min(JOB_SCENARIOS // size, -(-len(batches) // processes)))
         jobs += [(op, batches[k:k + per_job], backend, seed, files)
                  for k in range(0, len(batches), per_job)]
     return jobs
@@ -212,7 +212,7 @@ def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: 
     files = image_files(out_dir, seed)
     os.environ.setdefault("TILECOSIM_WAVES_DIR", str(Path(out_dir).resolve()))   # hang waveforms
     drawn = {op: draw_scenarios(op, count, seed) for op in names}
-    work = plan_jobs(names, drawn, backend, seed, files)
+    work = plan_jobs(names, drawn, backend, seed, files, jobs)
     total = sum(len(scs) for w in work for scs, _, _ in w[1])
     outcomes, perf, done, bad = [], {op: [0, 0] for op in names}, 0, 0
     t0 = time.perf_counter()

@@ -211,5 +211,6 @@ class LoadDataWithTranspose(Operation):
         assert problems == [], "\n".join(problems)
         assert 0 in res.faults
         o = res.accept[0]
-        return {"accept": [c - o for c in res.accept], "first write": res.first_write - o,
+        return {"accept": [c - o for c in res.accept], "done": [c - o for c in res.done],
+                "first write": res.first_write - o,
                 "last write": res.last_write - o, "faults": res.faults}

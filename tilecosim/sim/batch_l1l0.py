@@ -11,7 +11,7 @@ design, cycle-equal to the Python-driven bench
   row inside ``l1_size`` sets ``bad_read`` and keeps its address.
 * L0: ``wr`` ready as stall port 3 says; every line written is logged with its cycle (a
   write that is not a whole line inside ``l0_size`` sets ``bad_write``).
-* ``done``: always ready; every completion's fault code captured.
+* ``done``: always ready; every completion's fault code and cycle captured.
 
 The bench side replays the log onto the initial L0 image, so both harnesses give the same
 :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result`. One build serves every
@@ -71,7 +71,8 @@ class BatchL1L0(wiring.Component):
             "start": In(1), "finished": Out(1),
             "nbeats": Out(range(beats + 1)), "reads": Out(32), "overflow": Out(1),
             "bad_read": Out(1), "bad_write": Out(1), "bad_addr": Out(32),
-            "rb_addr": In(range(depth)), "rb_accept": Out(32), "rb_fault": Out(FaultCode),
+            "rb_addr": In(range(depth)), "rb_accept": Out(32), "rb_done": Out(32),
+            "rb_fault": Out(FaultCode),
             "lb_addr": In(range(beats)), "lb_addr_out": Out(32), "lb_data": Out(8 * WORD),
             "lb_cycle": Out(32),
         })
@@ -91,7 +92,7 @@ class BatchL1L0(wiring.Component):
                                   self.start, running, cyc)
         self._l1(m, eng, running, cyc, go)
         self._l0(m, eng, running, cyc, go)
-        self._completions(m, eng, running, accepts)
+        self._completions(m, eng, running, cyc, accepts)
         return m
 
     def _bad(self, m, flag, addr):
@@ -129,23 +130,26 @@ class BatchL1L0(wiring.Component):
         m.d.comb += [self.lb_addr_out.eq(entry[:32]), self.lb_data.eq(entry[32:32 + 8 * WORD]),
                      self.lb_cycle.eq(entry[32 + 8 * WORD:])]
 
-    def _completions(self, m, eng, running, accepts):
-        """Every completion's fault code; ``finished`` with the last."""
+    def _completions(self, m, eng, running, cyc, accepts):
+        """Every completion's fault code and cycle; ``finished`` with the last."""
         m.d.comb += eng.done.ready.eq(1)
         m.submodules.faults = fc = memory.Memory(shape=FaultCode, depth=self.depth, init=[])
-        fw = fc.write_port()
+        m.submodules.done_cycles = dc = memory.Memory(shape=32, depth=self.depth, init=[])
+        fw, dw = fc.write_port(), dc.write_port()
         completed = Signal(range(self.depth + 1))
         take = running & eng.done.valid
-        m.d.comb += [fw.addr.eq(completed), fw.data.eq(eng.done.payload.fault), fw.en.eq(take)]
+        m.d.comb += [fw.addr.eq(completed), fw.data.eq(eng.done.payload.fault), fw.en.eq(take),
+                     dw.addr.eq(completed), dw.data.eq(cyc), dw.en.eq(take)]
         with m.If(self.start):
             m.d.sync += completed.eq(0)
         with m.Elif(take):
             m.d.sync += completed.eq(completed + 1)
             with m.If(completed + 1 == self.count):
                 m.d.sync += [self.finished.eq(1), running.eq(0)]
-        fr, ar = fc.read_port(), accepts.read_port()
-        m.d.comb += [fr.addr.eq(self.rb_addr), ar.addr.eq(self.rb_addr),
-                     self.rb_fault.eq(fr.data), self.rb_accept.eq(ar.data)]
+        fr, dr, ar = fc.read_port(), dc.read_port(), accepts.read_port()
+        m.d.comb += [fr.addr.eq(self.rb_addr), dr.addr.eq(self.rb_addr),
+                     ar.addr.eq(self.rb_addr), self.rb_fault.eq(fr.data),
+                     self.rb_done.eq(dr.data), self.rb_accept.eq(ar.data)]
 
 
 def batch_l1l0_setup(l1: np.ndarray, l1_words: int, batches: list):
@@ -183,9 +187,10 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, batches: list):
             if res.error:
                 continue
             res.reads = reads
-            for acc, fault in await read_entries(port, "rb_addr", ("rb_accept", "rb_fault"),
-                                                 len(payloads)):
+            for acc, done, fault in await read_entries(
+                    port, "rb_addr", ("rb_accept", "rb_done", "rb_fault"), len(payloads)):
                 res.accept.append(acc)
+                res.done.append(done)
                 res.faults.append(fault)
             for addr, line, cycle in await read_entries(
                     port, "lb_addr", ("lb_addr_out", "lb_data", "lb_cycle"), nbeats):

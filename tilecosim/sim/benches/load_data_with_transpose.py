@@ -47,6 +47,7 @@ class L1L0Result:
     l0: np.ndarray = None
     faults: list = field(default_factory=list)
     accept: list = field(default_factory=list)
+    done: list = field(default_factory=list)        # the cycle of every completion
     first_write: int | None = None
     last_write: int | None = None
     reads: int = 0
@@ -120,6 +121,7 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
 
     def complete(bits, cycle):
         res.faults.append(int(bits))                    # the payload is {fault} alone
+        res.done.append(cycle)
         if len(res.faults) == len(calls):
             state["done"] = True
 
