@@ -34,8 +34,8 @@ from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
 from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult, StoreAlignUnit
 
 from .api import memory_words
-from .harness import (batch_source, control, read_entries, stall_gen, wide_memory, write_log,
-                      write_words)
+from .harness import (batch_source, control, read_entries, run_batch, stall_gen, wide_memory,
+                      write_log, write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchLoadAlign", "batch_load_align_setup", "run_batch_load_align",
@@ -132,6 +132,11 @@ class BatchLoadAlign(wiring.Component):
                      self.rb_out.eq(orr.data), self.rb_accept.eq(ar.data)]
 
 
+def _stalls(seeds, thresholds) -> dict:
+    """The two stall ports of both align harnesses: the op source and the result sink."""
+    return dict(zip(("op", "res"), zip(seeds, thresholds)))
+
+
 def batch_load_align_setup(ub: np.ndarray, ub_words: int, vl: int, batches: list):
     """(processes, results) of the batch harness for :func:`tilecosim.sim.runner.run_bench`:
     write UB, then for each batch ``(payloads, seeds, thresholds, limit)`` write its ops,
@@ -144,15 +149,7 @@ def batch_load_align_setup(ub: np.ndarray, ub_words: int, vl: int, batches: list
     async def run(port):
         await write_words(port, "ub", memory_words(ub, ub_words, WORD))
         for (payloads, seeds, thresholds, limit), res in zip(batches, results):
-            await write_words(port, "op", payloads)
-            port.set("count", len(payloads))
-            for name, v in zip(("seed_op", "seed_res", "threshold_op", "threshold_res"),
-                               seeds + thresholds):
-                port.set(name, v)
-            port.set("start", 1)
-            await port.tick()
-            port.set("start", 0)
-            if not await port.until("finished", limit):
+            if not await run_batch(port, "op", payloads, _stalls(seeds, thresholds), limit):
                 res.timed_out = True
                 continue
             got = await read_entries(port, "rb_addr", ("rb_result", "rb_accept", "rb_out"),
@@ -283,15 +280,7 @@ def batch_store_align_setup(vl: int, batches: list):
 
     async def run(port):
         for (ub, payloads, seeds, thresholds, limit), res in zip(batches, results):
-            await write_words(port, "op", payloads)
-            port.set("count", len(payloads))
-            for name, v in zip(("seed_op", "seed_res", "threshold_op", "threshold_res"),
-                               seeds + thresholds):
-                port.set(name, v)
-            port.set("start", 1)
-            await port.tick()
-            port.set("start", 0)
-            if not await port.until("finished", limit):
+            if not await run_batch(port, "op", payloads, _stalls(seeds, thresholds), limit):
                 res["timed_out"] = True
                 continue
             nwrites, overflow = await port.tick("nwrites", "overflow")

@@ -30,8 +30,8 @@ from tilecosim.hdl.common import FaultCode
 from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
 
 from .api import memory_words
-from .harness import (batch_source, control, read_entries, responder, stall_gen, write_log,
-                      write_words)
+from .harness import (batch_source, control, read_entries, responder, run_batch, stall_gen,
+                      write_log, write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchL1L0", "batch_l1l0_setup", "run_l1l0_batches"]
@@ -166,15 +166,8 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, batches: list):
         port.set("l1_size", l1.size)
         for (calls, l0_init, payloads, seeds, thresholds, limit), res in zip(batches, results):
             port.set("l0_size", l0_init.size)
-            await write_words(port, "op", payloads)
-            port.set("count", len(payloads))
-            for p, seed, th in zip(PORTS, seeds, thresholds):
-                port.set(f"seed_{p}", seed)
-                port.set(f"threshold_{p}", th)
-            port.set("start", 1)
-            await port.tick()
-            port.set("start", 0)
-            res.timed_out = not await port.until("finished", limit)
+            res.timed_out = not await run_batch(port, "op", payloads,
+                                                dict(zip(PORTS, zip(seeds, thresholds))), limit)
             nbeats, reads, overflow, bad_read, bad_write, bad_addr = await port.tick(
                 "nbeats", "reads", "overflow", "bad_read", "bad_write", "bad_addr")
             if overflow:

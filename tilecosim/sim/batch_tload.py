@@ -40,8 +40,8 @@ from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.types import TileWrite, TLoadInstr
 
 from .api import memory_words
-from .harness import (batch_source, control, read_entries, responder, stall_gen, write_log,
-                      write_words)
+from .harness import (batch_source, control, read_entries, responder, run_batch, stall_gen,
+                      write_log, write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchTLoad", "batch_tload_setup", "run_tload_batches", "run_batch_tload"]
@@ -189,15 +189,8 @@ def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list)
         port.set("mem_size", min(mem.size, (1 << 64) - 1))
         for (plist, cfg, payloads, seeds, thresholds), res in zip(batches, results):
             limit = budget(plist, mem, cfg, res)
-            await write_words(port, "instr", payloads)
-            port.set("count", len(payloads))
-            for p, seed, th in zip(PORTS, seeds, thresholds):
-                port.set(f"seed_{p}", seed)
-                port.set(f"threshold_{p}", th)
-            port.set("start", 1)
-            await port.tick()
-            port.set("start", 0)
-            res.timed_out = not await port.until("finished", limit)
+            res.timed_out = not await run_batch(port, "instr", payloads,
+                                                dict(zip(PORTS, zip(seeds, thresholds))), limit)
             nbeats, requests, overflow, bad, bad_addr, bad_len = await port.tick(
                 "nbeats", "requests", "overflow", "bad_req", "bad_addr", "bad_len")
             if overflow:

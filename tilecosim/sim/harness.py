@@ -17,7 +17,8 @@ simulator runs the batch without calling Python once per cycle. The harnesses
 * :func:`wide_memory`: a capture memory of any width;
 
 and on the bench side :func:`write_words` (load a memory through its write port, one word
-per clock edge) and :func:`read_entries` (read a capture back, one entry per edge).
+per clock edge), :func:`run_batch` (queue a batch, start it, wait for it in one wait) and
+:func:`read_entries` (read a capture back, one entry per edge).
 """
 
 from amaranth import Cat, Signal, Value
@@ -26,7 +27,7 @@ from amaranth.lib import data, memory
 from .stall import StallGen
 
 __all__ = ["control", "stall_gen", "batch_source", "responder", "write_log", "wide_memory",
-           "write_words", "read_entries", "CHUNK"]
+           "write_words", "run_batch", "read_entries", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
 
@@ -166,3 +167,19 @@ def write_log(m, name: str, entry, take, start, capacity: int, count, lb_addr):
     with m.Elif(take & room):
         m.d.sync += count.eq(count + 1)
     return read(lb_addr), take & ~room
+
+
+async def run_batch(port, queue: str, payloads, stalls: dict, limit: int) -> bool:
+    """One run of a harness: write ``payloads`` to the queue ``queue``, set ``count`` and
+    each stall pattern (``stalls``: port name -> (seed state, threshold), on
+    ``seed_<port>``/``threshold_<port>``), pulse ``start`` and wait for ``finished`` in one
+    wait of at most ``limit`` cycles. Returns whether it finished."""
+    await write_words(port, queue, payloads)
+    port.set("count", len(payloads))
+    for name, (seed, th) in stalls.items():
+        port.set(f"seed_{name}", seed)
+        port.set(f"threshold_{name}", th)
+    port.set("start", 1)
+    await port.tick()
+    port.set("start", 0)
+    return await port.until("finished", limit)
