@@ -47,3 +47,12 @@ def test_only_all_zero_memory_initializers_are_dropped():
     assert out.count("initial begin") == 1
     assert "lut[15] = 8'h10;" in out and "zeros[3] =" not in out
     assert "reg [7:0] zeros [15:0];" in out                # the memory itself stays
+
+
+def test_verilator_sees_only_the_signals_named_public():
+    text = runner.public_vlt("batch_tload", ("clk", "rst", "instr_we"))
+    assert text.splitlines() == [
+        "`verilator_config",
+        'public_flat_rw -module "batch_tload" -var "clk"',
+        'public_flat_rw -module "batch_tload" -var "rst"',
+        'public_flat_rw -module "batch_tload" -var "instr_we"']
