@@ -10,7 +10,8 @@ design, cycle-equal to the Python-driven bench
   Python bench's Responder in gateware (stall ports 1 and 2); a read that is not a whole
   row inside ``l1_size`` sets ``bad_read`` and keeps its address.
 * L0: ``wr`` ready as stall port 3 says; every line written is logged with its cycle (a
-  write that is not a whole line inside ``l0_size`` sets ``bad_write``).
+  write that is not a whole line inside ``l0_size`` sets ``bad_write``), eight read back
+  per clock edge.
 * ``done``: always ready; every completion's fault code and cycle captured.
 
 The bench side replays the log onto the initial L0 image, so both harnesses give the same
@@ -30,8 +31,8 @@ from tilecosim.hdl.common import FaultCode
 from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
 
 from .api import memory_words
-from .harness import (batch_source, control, read_entries, responder, run_batch, stall_gen,
-                      write_log, write_words)
+from .harness import (batch_source, control, read_entries, read_log, responder, run_batch,
+                      stall_gen, write_log, write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchL1L0", "batch_l1l0_setup", "run_l1l0_batches"]
@@ -39,6 +40,9 @@ __all__ = ["BatchL1L0", "batch_l1l0_setup", "run_l1l0_batches"]
 WORD = 32                          # bytes per L1 row and per L0 line
 QUEUE = 32                         # reads pending at most (the engine keeps <= depth)
 PORTS = ("op", "rd", "rd_data", "wr")       # stall ports 0..3 of the Python bench
+LANES = 8                          # logged lines read back per clock edge
+ENTRY = 32 + 8 * WORD + 32         # a logged line: address, data, cycle
+MASK32, LINE = (1 << 32) - 1, (1 << 8 * WORD) - 1
 
 
 class BatchL1L0(wiring.Component):
@@ -73,8 +77,7 @@ class BatchL1L0(wiring.Component):
             "bad_read": Out(1), "bad_write": Out(1), "bad_addr": Out(32),
             "rb_addr": In(range(depth)), "rb_accept": Out(32), "rb_done": Out(32),
             "rb_fault": Out(FaultCode),
-            "lb_addr": In(range(beats)), "lb_addr_out": Out(32), "lb_data": Out(8 * WORD),
-            "lb_cycle": Out(32),
+            "lb_addr": In(range(-(-beats // LANES))), "lb_entries": Out(LANES * ENTRY),
         })
 
     def elaborate(self, platform):
@@ -123,12 +126,11 @@ class BatchL1L0(wiring.Component):
         wr = eng.wr.payload
         with m.If(take & ((wr.addr[:5] != 0) | (wr.addr + WORD > self.l0_size))):
             self._bad(m, self.bad_write, wr.addr)
-        entry, full = write_log(m, "log", Cat(wr.addr, wr.data, cyc), take, self.start,
-                                self.beats, self.nbeats, self.lb_addr)
+        entries, full = write_log(m, "log", Cat(wr.addr, wr.data, cyc), take, self.start,
+                                  self.beats, self.nbeats, self.lb_addr, LANES)
         with m.If(full):
             m.d.sync += self.overflow.eq(1)
-        m.d.comb += [self.lb_addr_out.eq(entry[:32]), self.lb_data.eq(entry[32:32 + 8 * WORD]),
-                     self.lb_cycle.eq(entry[32 + 8 * WORD:])]
+        m.d.comb += self.lb_entries.eq(entries)
 
     def _completions(self, m, eng, running, cyc, accepts):
         """Every completion's fault code and cycle; ``finished`` with the last."""
@@ -185,9 +187,9 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, batches: list):
                 res.accept.append(acc)
                 res.done.append(done)
                 res.faults.append(fault)
-            for addr, line, cycle in await read_entries(
-                    port, "lb_addr", ("lb_addr_out", "lb_data", "lb_cycle"), nbeats):
-                res.l0[addr:addr + WORD] = np.frombuffer(int(line).to_bytes(WORD, "little"),
+            for entry in await read_log(port, "lb_addr", "lb_entries", nbeats, LANES, ENTRY):
+                addr, line, cycle = entry & MASK32, entry >> 32 & LINE, entry >> 32 + 8 * WORD
+                res.l0[addr:addr + WORD] = np.frombuffer(line.to_bytes(WORD, "little"),
                                                          np.uint8)
                 res.last_write = cycle
                 if res.first_write is None:

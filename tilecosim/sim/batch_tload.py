@@ -19,8 +19,8 @@ runs them without calling Python every cycle, cycle-equal to the Python-driven b
 
 ``start`` (one cycle) loads the four patterns and begins a run; ``finished`` rises with the
 completion of the ``count``-th instruction. ``rb_addr`` -> ``rb_*`` read an instruction's
-accept cycle, completion cycle and fault code back, ``lb_addr`` -> ``lb_*`` a logged write
-beat, the cycle after. The bench side replays the logged beats through the Python bench's
+accept cycle, completion cycle and fault code back, ``lb_addr`` -> ``lb_entries`` eight
+logged write beats with their cycles, the cycle after. The bench side replays the logged beats through the Python bench's
 own tile collector (:class:`~tilecosim.sim.benches.tload.TileCollector`), so both harnesses
 give the same :class:`~tilecosim.sim.benches.tload.SimResult` and the same comparison.
 
@@ -40,14 +40,15 @@ from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.types import TileWrite, TLoadInstr
 
 from .api import memory_words
-from .harness import (batch_source, control, read_entries, responder, run_batch, stall_gen,
-                      write_log, write_words)
+from .harness import (batch_source, control, read_entries, read_log, responder, run_batch,
+                      stall_gen, write_log, write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchTLoad", "batch_tload_setup", "run_tload_batches", "run_batch_tload"]
 
 WORD = 32                          # bytes per global-memory word of the harness
 QUEUE = 32                         # responses pending at most (the engine keeps <= depth)
+LANES = 8                          # logged beats read back per clock edge
 JUNK_BYTE = 0xA5                   # the Python bench's bytes past a response's length
 PORTS = ("instr", "req", "resp", "write")       # stall ports 0..3 of the Python bench
 
@@ -77,6 +78,7 @@ class BatchTLoad(wiring.Component):
         self.depth, self.beats = depth, beats
         self.gm_words = -(-mem_bytes // WORD) + 1       # +1: the second word of a pair
         self.write_layout = TileWrite(width)
+        self.entry_bits = self.write_layout.size + 32             # a beat and its cycle
         super().__init__({
             "instr_we": In(1), "instr_waddr": In(range(depth)), "instr_wdata": In(TLoadInstr),
             "gm_we": In(1), "gm_waddr": In(range(self.gm_words)), "gm_wdata": In(8 * WORD),
@@ -89,8 +91,8 @@ class BatchTLoad(wiring.Component):
             "bad_req": Out(1), "bad_addr": Out(64), "bad_len": Out(6),
             "rb_addr": In(range(depth)),
             "rb_accept": Out(32), "rb_done": Out(32), "rb_fault": Out(FaultCode),
-            "lb_addr": In(range(beats)),
-            "lb_write": Out(self.write_layout), "lb_cycle": Out(32),
+            "lb_addr": In(range(-(-beats // LANES))),
+            "lb_entries": Out(LANES * self.entry_bits),
         })
 
     def elaborate(self, platform):
@@ -145,13 +147,12 @@ class BatchTLoad(wiring.Component):
     def _writes(self, m, eng, running, cyc, go):
         """The tile side: ``ready`` as the pattern says; every beat logged with its cycle."""
         m.d.comb += eng.write.ready.eq(running & go["write"])
-        size = self.write_layout.size
         take = eng.write.valid & eng.write.ready
-        entry, full = write_log(m, "log", Cat(eng.write.payload.as_value(), cyc), take,
-                                self.start, self.beats, self.nbeats, self.lb_addr)
+        entries, full = write_log(m, "log", Cat(eng.write.payload.as_value(), cyc), take,
+                                  self.start, self.beats, self.nbeats, self.lb_addr, LANES)
         with m.If(full):
             m.d.sync += self.overflow.eq(1)
-        m.d.comb += [self.lb_write.eq(entry[:size]), self.lb_cycle.eq(entry[size:])]
+        m.d.comb += self.lb_entries.eq(entries)
 
     def _completions(self, m, eng, running, cyc, accepts):
         """Every completion's fault code and cycle; ``finished`` with the last."""
@@ -205,9 +206,10 @@ def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list)
             got = await read_entries(port, "rb_addr", ("rb_accept", "rb_done", "rb_fault"),
                                      len(payloads))
             collector = TileCollector(plist, res, width)
-            for bits, cycle in await read_entries(port, "lb_addr", ("lb_write", "lb_cycle"),
-                                                  nbeats):
-                collector.record(bits, cycle)
+            size = TileWrite(width).size
+            for entry in await read_log(port, "lb_addr", "lb_entries", nbeats, LANES,
+                                        size + 32):
+                collector.record(entry & ((1 << size) - 1), entry >> size)
             for acc, done, fault in got:
                 res.accept_cycles.append(acc)
                 res.done_cycles.append(done)

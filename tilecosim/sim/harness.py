@@ -18,7 +18,8 @@ simulator runs the batch without calling Python once per cycle. The harnesses
 
 and on the bench side :func:`write_words` (load a memory through its write port, one word
 per clock edge), :func:`run_batch` (queue a batch, start it, wait for it in one wait) and
-:func:`read_entries` (read a capture back, one entry per edge).
+:func:`read_entries` (read a capture back, one entry per edge), :func:`read_log` (a log,
+several entries per edge).
 """
 
 from amaranth import Cat, Signal, Value
@@ -27,7 +28,7 @@ from amaranth.lib import data, memory
 from .stall import StallGen
 
 __all__ = ["control", "stall_gen", "batch_source", "responder", "write_log", "wide_memory",
-           "write_words", "run_batch", "read_entries", "CHUNK"]
+           "write_words", "run_batch", "read_entries", "read_log", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
 
@@ -155,18 +156,35 @@ def responder(m, name: str, req, resp, start, running, cyc, go_ready, go_valid,
     return pr.data.req, take_req, take_req & (used == queue) & ~take_resp
 
 
-def write_log(m, name: str, entry, take, start, capacity: int, count, lb_addr):
+def write_log(m, name: str, entry, take, start, capacity: int, count, lb_addr, lanes: int = 1):
     """Log ``entry`` (a Value) in every cycle ``take`` is high, at index ``count`` (a register
-    the log counts, cleared by ``start``), up to ``capacity`` entries. Returns (the entry at
-    ``lb_addr`` the cycle after, 1 when an entry arrives on a full log)."""
-    write, read = wide_memory(m, name, len(entry), capacity)
+    the log counts, cleared by ``start``), up to ``capacity`` entries. The log is ``lanes``
+    memories side by side, entry i in memory i % lanes, so that one read returns ``lanes``
+    entries: ``lb_addr`` = g gives entries g*lanes .. g*lanes+lanes-1 (the first in the low
+    bits) the cycle after. Returns (that read, 1 when an entry arrives on a full log)."""
+    width, rows = len(entry), -(-capacity // lanes)
+    lane = count % lanes if lanes > 1 else 0
+    reads = []
     room = count < capacity
-    write(count, entry, take & room)
+    for k in range(lanes):
+        write, read = wide_memory(m, f"{name}_lane{k}", width, rows)
+        write(count // lanes if lanes > 1 else count, entry, take & room & (lane == k))
+        reads.append(read(lb_addr))
     with m.If(start):
         m.d.sync += count.eq(0)
     with m.Elif(take & room):
         m.d.sync += count.eq(count + 1)
-    return read(lb_addr), take & ~room
+    return Cat(*reads), take & ~room
+
+
+async def read_log(port, addr: str, name: str, count: int, lanes: int, width: int) -> list:
+    """The first ``count`` entries (``width`` bits each) of a :func:`write_log` read through
+    ``addr`` -> ``name``, ``lanes`` per clock edge."""
+    mask = (1 << width) - 1
+    out = []
+    for (group,) in await read_entries(port, addr, (name,), -(-count // lanes)):
+        out += [(int(group) >> (k * width)) & mask for k in range(lanes)]
+    return out[:count]
 
 
 async def run_batch(port, queue: str, payloads, stalls: dict, limit: int) -> bool:
