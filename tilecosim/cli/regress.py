@@ -12,7 +12,7 @@ functional coverage (each operation declares its bins in tilecosim/ops/): --coun
 scenarios per operation, legal and faulting, drawn from --seed and run in batches (back to
 back, every other batch with random back-pressure) in --jobs processes.  On icarus and
 verilator the batches run on each operation's batch harness (the whole batch inside the
-design, up to 1024 scenarios per simulator start); on amaranth, on the Python-driven bench.
+design, up to 4096 scenarios per simulator start); on amaranth, on the Python-driven bench.
 Prints a progress bar, each mismatch with a command that reproduces it alone, a summary
 table per operation and the coverage; --json adds one JSON object on the last line.  Exit
 1 on any mismatch.

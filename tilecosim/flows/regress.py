@@ -168,7 +168,7 @@ def _job(args):
 
 #: scenarios per simulator start of a batch harness (its start-up, about 2 s on Verilator,
 #: is paid once per job)
-JOB_SCENARIOS = 1024
+JOB_SCENARIOS = 4096
 
 
 def plan_jobs(names, drawn, backend, seed, files, processes: int = 1) -> list:

@@ -206,16 +206,21 @@ def build(sim: str, verilog: str, top: str, waves: bool = False,
     return bdir
 
 
+#: the gateware of this package: the stall generator, the harness parts, the batch and
+#: bulk harnesses
+HARNESS_GATEWARE = ("stall.py", "harness.py", "batch_*.py", "bulk_*.py")
+
+
 def _hdl_digest() -> str:
-    """SHA-1 of the gateware sources: ``tilecosim.hdl`` and the harness gateware of this
-    package (``tilecosim/sim/*.py``: the stall generator, the harness parts, the batch and
-    bulk harnesses), nothing of the rest of the tool; a converted design is reused only
-    while they are unchanged."""
+    """SHA-1 of the gateware sources: ``tilecosim.hdl`` and :data:`HARNESS_GATEWARE`,
+    nothing of the rest of the tool; a converted design is reused only while they are
+    unchanged."""
     import tilecosim.hdl
     h = hashlib.sha1()
-    for root, pattern in ((Path(tilecosim.hdl.__file__).resolve().parent, "**/*.py"),
-                          (Path(__file__).resolve().parent, "*.py")):
-        for path in sorted(root.glob(pattern)):
+    here = Path(__file__).resolve().parent
+    for root, patterns in ((Path(tilecosim.hdl.__file__).resolve().parent, ("**/*.py",)),
+                           (here, HARNESS_GATEWARE)):
+        for path in sorted(p for pattern in patterns for p in root.glob(pattern)):
             h.update(path.relative_to(root.parent).as_posix().encode() + b"\0"
                      + path.read_bytes())
     return h.hexdigest()
