@@ -20,7 +20,7 @@ table per operation and the coverage; --json adds one JSON object on the last li
 examples:
   tilecosim regress --count 50
   tilecosim regress --backend verilator --ops tload --count 200 --seed 3 --json
-  tilecosim regress --backend verilator --count 20000      # about 2 minutes on 2 cores
+  tilecosim regress --backend verilator --count 20000      # about a minute on 2 cores
 """
 
 def _ops_arg(text):
