@@ -11,7 +11,6 @@ import contextlib
 import io
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -21,7 +20,6 @@ from tilecosim.model.asm import AsmError, parse_tload
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.load_align import Addressing, LoadDist, load_align
 from tilecosim.model.load_data import LoadData2dTransposeParams, load_data_with_transpose
-from tilecosim.model.tload import tload
 
 from .test_cli import _command
 

@@ -3,7 +3,7 @@ Verilog that Verilator is given."""
 
 from pathlib import Path
 
-from amaranth import Module, Signal
+from amaranth import Module
 from amaranth.back import verilog
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out

@@ -2,7 +2,6 @@
 pattern's rate is its probability."""
 
 import pytest
-from amaranth import Module
 from amaranth.sim import Simulator
 
 from tilecosim.sim.stall import Stall, StallGen, seed_state, threshold, xorshift32

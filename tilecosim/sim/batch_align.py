@@ -34,7 +34,7 @@ from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
 from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult, StoreAlignUnit
 
 from .api import memory_words
-from .harness import (batch_source, control, read_entries, run_batch, stall_gen, wide_memory,
+from .harness import (batch_source, capture, control, read_entries, run_batch, stall_gen,
                       write_log, write_words)
 from .stall import THRESHOLD_BITS
 
@@ -80,11 +80,11 @@ class BatchLoadAlign(wiring.Component):
         with m.If(self.start):
             m.d.sync += self.finished.eq(0)
         go = stall_gen(m, "op", self.seed_op, self.threshold_op, self.start)
-        _, accepts = batch_source(m, "op", unit.op, AlignOp, self.depth, self.op_we,
-                                  self.op_waddr, self.op_wdata, self.count, go, self.start,
-                                  running, cyc)
+        m.d.comb += self.rb_accept.eq(batch_source(
+            m, "op", unit.op, AlignOp, self.depth, self.op_we, self.op_waddr, self.op_wdata,
+            self.count, go, self.start, running, cyc, self.rb_addr))
         self._ub(m, unit)
-        self._capture(m, unit, running, cyc, accepts)
+        _results(self, m, unit, running, cyc)
         return m
 
     def _ub(self, m, unit):
@@ -109,27 +109,16 @@ class BatchLoadAlign(wiring.Component):
                 with m.Case(k):
                     m.d.comb += unit.ub_data.eq(window[8 * k:8 * k + 16 * self.vl])
 
-    def _capture(self, m, unit, running, cyc, accepts):
-        m.submodules.outs = outs = memory.Memory(shape=32, depth=self.depth, init=[])
-        go = stall_gen(m, "res", self.seed_res, self.threshold_res, self.start)
-        m.d.comb += unit.res.ready.eq(running & go)
-        taken = Signal(range(self.depth + 1))
-        ow = outs.write_port()
-        write_result, read_result = wide_memory(m, "results", self.res_layout.size, self.depth)
-        m.d.comb += [ow.addr.eq(taken), ow.data.eq(cyc)]
-        take = unit.res.valid & unit.res.ready & ~self.start
-        write_result(taken, unit.res.payload.as_value(), take)
-        with m.If(self.start):
-            m.d.sync += taken.eq(0)
-        with m.Elif(unit.res.valid & unit.res.ready):
-            m.d.comb += ow.en.eq(1)
-            m.d.sync += taken.eq(taken + 1)
-            with m.If(taken + 1 == self.count):
-                m.d.sync += [self.finished.eq(1), running.eq(0)]
-        orr, ar = outs.read_port(), accepts.read_port()
-        m.d.comb += [orr.addr.eq(self.rb_addr), ar.addr.eq(self.rb_addr),
-                     self.rb_result.eq(read_result(self.rb_addr)),
-                     self.rb_out.eq(orr.data), self.rb_accept.eq(ar.data)]
+
+def _results(harness, m, unit, running, cyc):
+    """Both align harnesses: ``res`` ready as the second stall pattern says, every result
+    and its cycle captured, ``finished`` with the last."""
+    go = stall_gen(m, "res", harness.seed_res, harness.threshold_res, harness.start)
+    m.d.comb += unit.res.ready.eq(running & go)
+    got = capture(m, {"outs": cyc, "results": unit.res.payload},
+                  unit.res.valid & unit.res.ready, harness.start, running, harness.finished,
+                  harness.count, harness.depth, harness.rb_addr)
+    m.d.comb += [harness.rb_out.eq(got["outs"]), harness.rb_result.eq(got["results"])]
 
 
 def _stalls(seeds, thresholds) -> dict:
@@ -233,9 +222,9 @@ class BatchStoreAlign(wiring.Component):
         with m.If(self.start):
             m.d.sync += [self.finished.eq(0), self.overflow.eq(0)]
         go = stall_gen(m, "op", self.seed_op, self.threshold_op, self.start)
-        _, accepts = batch_source(m, "op", unit.op, self.op_layout, self.depth, self.op_we,
-                                  self.op_waddr, self.op_wdata, self.count, go, self.start,
-                                  running, cyc)
+        m.d.comb += self.rb_accept.eq(batch_source(
+            m, "op", unit.op, self.op_layout, self.depth, self.op_we, self.op_waddr,
+            self.op_wdata, self.count, go, self.start, running, cyc, self.rb_addr))
         entry, full = write_log(m, "writes", Cat(unit.ub_waddr, unit.ub_wdata, unit.ub_wbe),
                                 running & unit.ub_wen, self.start, self.depth, self.nwrites,
                                 self.lb_addr)
@@ -244,30 +233,8 @@ class BatchStoreAlign(wiring.Component):
         nd = 16 * self.vl
         m.d.comb += [self.lb_waddr.eq(entry[:32]), self.lb_wdata.eq(entry[32:32 + nd]),
                      self.lb_wbe.eq(entry[32 + nd:])]
-        self._results(m, unit, running, cyc, accepts)
+        _results(self, m, unit, running, cyc)
         return m
-
-    def _results(self, m, unit, running, cyc, accepts):
-        m.submodules.outs = outs = memory.Memory(shape=32, depth=self.depth, init=[])
-        m.submodules.results = results = memory.Memory(shape=StoreAlignResult,
-                                                       depth=self.depth, init=[])
-        go = stall_gen(m, "res", self.seed_res, self.threshold_res, self.start)
-        m.d.comb += unit.res.ready.eq(running & go)
-        taken = Signal(range(self.depth + 1))
-        ow, rw = outs.write_port(), results.write_port()
-        take = unit.res.valid & unit.res.ready
-        m.d.comb += [ow.addr.eq(taken), ow.data.eq(cyc), ow.en.eq(take),
-                     rw.addr.eq(taken), rw.data.eq(unit.res.payload), rw.en.eq(take)]
-        with m.If(self.start):
-            m.d.sync += taken.eq(0)
-        with m.Elif(take):
-            m.d.sync += taken.eq(taken + 1)
-            with m.If(taken + 1 == self.count):
-                m.d.sync += [self.finished.eq(1), running.eq(0)]
-        orr, rr, ar = outs.read_port(), results.read_port(), accepts.read_port()
-        m.d.comb += [orr.addr.eq(self.rb_addr), rr.addr.eq(self.rb_addr),
-                     ar.addr.eq(self.rb_addr), self.rb_result.eq(rr.data),
-                     self.rb_out.eq(orr.data), self.rb_accept.eq(ar.data)]
 
 
 def batch_store_align_setup(vl: int, batches: list):

@@ -23,7 +23,7 @@ batches.
 from __future__ import annotations
 
 import numpy as np
-from amaranth import Cat, Module, Signal
+from amaranth import Cat, Module
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -31,8 +31,8 @@ from tilecosim.hdl.common import FaultCode
 from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
 
 from .api import memory_words
-from .harness import (batch_source, control, read_entries, read_log, responder, run_batch,
-                      stall_gen, write_log, write_words)
+from .harness import (batch_source, completions, control, read_entries, read_log, responder,
+                      run_batch, stall_gen, write_log, write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchL1L0", "batch_l1l0_setup", "run_l1l0_batches"]
@@ -90,12 +90,13 @@ class BatchL1L0(wiring.Component):
                          self.bad_write.eq(0), self.reads.eq(0)]
         go = {p: stall_gen(m, p, getattr(self, f"seed_{p}"), getattr(self, f"threshold_{p}"),
                            self.start) for p in PORTS}
-        _, accepts = batch_source(m, "op", eng.op, LdtOp, self.depth, self.op_we,
-                                  self.op_waddr, self.op_wdata, self.count, go["op"],
-                                  self.start, running, cyc)
+        accept = batch_source(m, "op", eng.op, LdtOp, self.depth, self.op_we, self.op_waddr,
+                              self.op_wdata, self.count, go["op"], self.start, running, cyc,
+                              self.rb_addr)
+        m.d.comb += self.rb_accept.eq(accept)
         self._l1(m, eng, running, cyc, go)
         self._l0(m, eng, running, cyc, go)
-        self._completions(m, eng, running, cyc, accepts)
+        completions(m, self, eng.done, running, cyc)
         return m
 
     def _bad(self, m, flag, addr):
@@ -131,27 +132,6 @@ class BatchL1L0(wiring.Component):
         with m.If(full):
             m.d.sync += self.overflow.eq(1)
         m.d.comb += self.lb_entries.eq(entries)
-
-    def _completions(self, m, eng, running, cyc, accepts):
-        """Every completion's fault code and cycle; ``finished`` with the last."""
-        m.d.comb += eng.done.ready.eq(1)
-        m.submodules.faults = fc = memory.Memory(shape=FaultCode, depth=self.depth, init=[])
-        m.submodules.done_cycles = dc = memory.Memory(shape=32, depth=self.depth, init=[])
-        fw, dw = fc.write_port(), dc.write_port()
-        completed = Signal(range(self.depth + 1))
-        take = running & eng.done.valid
-        m.d.comb += [fw.addr.eq(completed), fw.data.eq(eng.done.payload.fault), fw.en.eq(take),
-                     dw.addr.eq(completed), dw.data.eq(cyc), dw.en.eq(take)]
-        with m.If(self.start):
-            m.d.sync += completed.eq(0)
-        with m.Elif(take):
-            m.d.sync += completed.eq(completed + 1)
-            with m.If(completed + 1 == self.count):
-                m.d.sync += [self.finished.eq(1), running.eq(0)]
-        fr, dr, ar = fc.read_port(), dc.read_port(), accepts.read_port()
-        m.d.comb += [fr.addr.eq(self.rb_addr), dr.addr.eq(self.rb_addr),
-                     ar.addr.eq(self.rb_addr), self.rb_fault.eq(fr.data),
-                     self.rb_done.eq(dr.data), self.rb_accept.eq(ar.data)]
 
 
 def batch_l1l0_setup(l1: np.ndarray, l1_words: int, batches: list):

@@ -40,8 +40,8 @@ from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.types import TileWrite, TLoadInstr
 
 from .api import memory_words
-from .harness import (batch_source, control, read_entries, read_log, responder, run_batch,
-                      stall_gen, write_log, write_words)
+from .harness import (batch_source, completions, control, read_entries, read_log, responder,
+                      run_batch, stall_gen, write_log, write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchTLoad", "batch_tload_setup", "run_tload_batches", "run_batch_tload"]
@@ -107,12 +107,13 @@ class BatchTLoad(wiring.Component):
                          self.requests.eq(0)]
         go = {p: stall_gen(m, p, getattr(self, f"seed_{p}"), getattr(self, f"threshold_{p}"),
                            self.start) for p in PORTS}
-        _, accepts = batch_source(m, "instr", eng.instr, TLoadInstr, self.depth,
-                                  self.instr_we, self.instr_waddr, self.instr_wdata,
-                                  self.count, go["instr"], self.start, running, cyc)
+        accept = batch_source(m, "instr", eng.instr, TLoadInstr, self.depth,
+                              self.instr_we, self.instr_waddr, self.instr_wdata,
+                              self.count, go["instr"], self.start, running, cyc, self.rb_addr)
+        m.d.comb += self.rb_accept.eq(accept)
         self._memory(m, eng, running, cyc, go)
         self._writes(m, eng, running, cyc, go)
-        self._completions(m, eng, running, cyc, accepts)
+        completions(m, self, eng.done, running, cyc)
         return m
 
     def _memory(self, m, eng, running, cyc, go):
@@ -153,27 +154,6 @@ class BatchTLoad(wiring.Component):
         with m.If(full):
             m.d.sync += self.overflow.eq(1)
         m.d.comb += self.lb_entries.eq(entries)
-
-    def _completions(self, m, eng, running, cyc, accepts):
-        """Every completion's fault code and cycle; ``finished`` with the last."""
-        m.d.comb += eng.done.ready.eq(1)
-        m.submodules.done_cycles = dc = memory.Memory(shape=32, depth=self.depth, init=[])
-        m.submodules.faults = fc = memory.Memory(shape=FaultCode, depth=self.depth, init=[])
-        dw, fw = dc.write_port(), fc.write_port()
-        completed = Signal(range(self.depth + 1))
-        take = running & eng.done.valid
-        m.d.comb += [dw.addr.eq(completed), dw.data.eq(cyc), dw.en.eq(take),
-                     fw.addr.eq(completed), fw.data.eq(eng.done.payload.fault), fw.en.eq(take)]
-        with m.If(self.start):
-            m.d.sync += completed.eq(0)
-        with m.Elif(take):
-            m.d.sync += completed.eq(completed + 1)
-            with m.If(completed + 1 == self.count):
-                m.d.sync += [self.finished.eq(1), running.eq(0)]
-        dr, fr, ar = dc.read_port(), fc.read_port(), accepts.read_port()
-        m.d.comb += [dr.addr.eq(self.rb_addr), fr.addr.eq(self.rb_addr),
-                     ar.addr.eq(self.rb_addr), self.rb_done.eq(dr.data),
-                     self.rb_fault.eq(fr.data), self.rb_accept.eq(ar.data)]
 
 
 def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list):

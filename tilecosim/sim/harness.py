@@ -14,6 +14,7 @@ simulator runs the batch without calling Python once per cycle. The harnesses
 * :func:`responder`: a memory port that answers in order after a latency, as the Python
   bench's :class:`~tilecosim.sim.streams.Responder` does;
 * :func:`write_log`: every beat of a stream with its cycle, for the bench to replay;
+* :func:`capture`: the fields of every completion or result, and ``finished`` with the last;
 * :func:`wide_memory`: a capture memory of any width;
 
 and on the bench side :func:`write_words` (load a memory through its write port, one word
@@ -27,7 +28,8 @@ from amaranth.lib import data, memory
 
 from .stall import StallGen
 
-__all__ = ["control", "stall_gen", "batch_source", "responder", "write_log", "wide_memory",
+__all__ = ["control", "stall_gen", "batch_source", "responder", "write_log", "capture",
+           "completions", "wide_memory",
            "write_words", "run_batch", "read_entries", "read_log", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
@@ -52,11 +54,11 @@ def stall_gen(m, name: str, seed, threshold, start):
 
 
 def batch_source(m, name: str, stream, shape, depth: int, we, waddr, wdata, count, go,
-                 start, running, cyc):
+                 start, running, cyc, rb_addr):
     """The queue ``name`` of ``depth`` operations of ``shape``, presented on ``stream``
     (valid/ready/payload): before each the source waits for ``go``, then holds ``valid``
-    until the operation is taken. Returns (index of the next operation, the memory of
-    accept cycles)."""
+    until the operation is taken. Returns the accept cycle of operation ``rb_addr``, the
+    cycle after."""
     wdata = Value.cast(wdata)
     write, read = wide_memory(m, name, len(wdata), depth, read_domain="comb")
     acc = memory.Memory(shape=32, depth=depth, init=[])
@@ -74,7 +76,9 @@ def batch_source(m, name: str, stream, shape, depth: int, we, waddr, wdata, coun
         m.d.sync += [index.eq(index + 1), held.eq(0)]
     with m.Elif(stream.valid):
         m.d.sync += held.eq(1)
-    return index, acc
+    ar = acc.read_port()
+    m.d.comb += ar.addr.eq(rb_addr)
+    return ar.data
 
 
 def wide_memory(m, name: str, width: int, depth: int, read_domain: str = "sync"):
@@ -175,6 +179,37 @@ def write_log(m, name: str, entry, take, start, capacity: int, count, lb_addr, l
     with m.Elif(take & room):
         m.d.sync += count.eq(count + 1)
     return Cat(*reads), take & ~room
+
+
+def capture(m, fields: dict, take, start, running, finished, count, depth: int, rb_addr) -> dict:
+    """Capture ``fields`` (name -> a value) in every cycle ``take`` is high, entry n for the
+    n-th take; ``finished`` rises and ``running`` falls with the ``count``-th. Returns name ->
+    the entry at ``rb_addr``, the cycle after."""
+    taken = Signal(range(depth + 1))
+    out = {}
+    for name, value in fields.items():
+        value = Value.cast(value)
+        write, read = wide_memory(m, name, len(value), depth)
+        write(taken, value, take)
+        out[name] = read(rb_addr)
+    with m.If(start):
+        m.d.sync += taken.eq(0)
+    with m.Elif(take):
+        m.d.sync += taken.eq(taken + 1)
+        with m.If(taken + 1 == count):
+            m.d.sync += [finished.eq(1), running.eq(0)]
+    return out
+
+
+def completions(m, harness, done, running, cyc) -> None:
+    """An engine's ``done`` stream (one :data:`~tilecosim.hdl.common.Completion` per
+    operation, always taken): every fault code and cycle captured, read back on the
+    harness's ``rb_fault``/``rb_done`` at ``rb_addr``; ``finished`` with the ``count``-th."""
+    m.d.comb += done.ready.eq(1)
+    got = capture(m, {"done_cycles": cyc, "faults": done.payload.fault}, running & done.valid,
+                  harness.start, running, harness.finished, harness.count, harness.depth,
+                  harness.rb_addr)
+    m.d.comb += [harness.rb_done.eq(got["done_cycles"]), harness.rb_fault.eq(got["faults"])]
 
 
 async def read_log(port, addr: str, name: str, count: int, lanes: int, width: int) -> list:
