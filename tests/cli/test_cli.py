@@ -27,8 +27,11 @@ def _command():
 
 
 def run(*args, stdin=None):
+    # a guard against a hang, not a speed check: a Verilog backend's first run converts and
+    # builds the design (a cold Verilator build with waves took over 2 minutes while the
+    # other test process was building too)
     return subprocess.run(_command() + list(args), capture_output=True, text=True, input=stdin,
-                          timeout=120)
+                          timeout=900)
 
 
 def test_seed_example_human_output():
