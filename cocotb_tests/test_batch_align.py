@@ -33,7 +33,7 @@ def python_bench():
 def test_batch_harness_on_a_verilog_simulator(sim):
     need(sim)
     res = run_batch_load_align(CASES, UB, 256, seed=SEED, p_op=P_OP, p_ready=P_READY,
-                               backend=sim, depth=ops.get("load-align").harness_batch)
+                               backend=sim, **ops.get("load-align").harness_args())
     assert compare_load_align(CASES, UB, res, 256) == []
     want = python_bench()
     assert res.results == want.results

@@ -97,6 +97,11 @@ class Operation:
         Python-driven bench run each."""
         return [self.run(items, backend, image, seed, stall) for items, seed, stall in batches]
 
+    def harness_args(self) -> dict:
+        """The keyword arguments of the batch harness's build that ``regress`` uses (the
+        tests use the same, so that each simulator builds it once)."""
+        return {"depth": self.harness_batch}
+
     def repro(self, item, backend: str, mem_seed: int, image_path, stall: float,
               seed: int) -> str:
         """The one-line ``tilecosim`` command that runs ``item`` alone."""

@@ -144,7 +144,7 @@ class LoadAlign(Operation):
         from tilecosim.sim.batch_align import run_load_align_batches
         got = run_load_align_batches([(items, seed, 1 - stall, 1 - stall)
                                       for items, seed, stall in batches], image, VL, backend,
-                                     depth=self.harness_batch)
+                                     **self.harness_args())
         return [self._outcome(items, image, res) for (items, _, _), res in zip(batches, got)]
 
     def _outcome(self, items, image, res) -> Outcome:
@@ -177,7 +177,7 @@ class LoadAlign(Operation):
         if harness:
             from tilecosim.sim.batch_align import run_load_align_batches
             res = run_load_align_batches([(cases, 3, 0.8, 0.75)], ub, VL, backend,
-                                         depth=self.harness_batch)[0]
+                                         **self.harness_args())[0]
         else:
             res = simulate_load_align(cases, ub, VL, seed=3, p_op=0.8, p_ready=0.75,
                                       backend=backend)

@@ -51,7 +51,7 @@ class StoreAlign(Operation):
         if harness:
             from tilecosim.sim.batch_align import run_store_align_batches
             out = run_store_align_batches([(cases, ub, 5, 0.8, 0.75)], VL, backend,
-                                          depth=self.harness_batch)[0]
+                                          **self.harness_args())[0]
             assert out["error"] is None, out["error"]
             final, results, timed_out = out["mem"], out["results"], out["timed_out"]
             timing.update(accept=out["accept"], out=out["out"])
