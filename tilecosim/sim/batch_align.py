@@ -77,8 +77,6 @@ class BatchLoadAlign(wiring.Component):
         m = Module()
         m.submodules.unit = unit = LoadAlignUnit(vl=self.vl, ub_size=self.ub_size)
         running, cyc = control(m, self.start)
-        with m.If(self.start):
-            m.d.sync += self.finished.eq(0)
         go = stall_gen(m, "op", self.seed_op, self.threshold_op, self.start)
         m.d.comb += self.rb_accept.eq(batch_source(
             m, "op", unit.op, AlignOp, self.depth, self.op_we, self.op_waddr, self.op_wdata,
@@ -220,7 +218,7 @@ class BatchStoreAlign(wiring.Component):
         m.submodules.unit = unit = StoreAlignUnit(vl=self.vl, ub_size=self.ub_size)
         running, cyc = control(m, self.start)
         with m.If(self.start):
-            m.d.sync += [self.finished.eq(0), self.overflow.eq(0)]
+            m.d.sync += self.overflow.eq(0)
         go = stall_gen(m, "op", self.seed_op, self.threshold_op, self.start)
         m.d.comb += self.rb_accept.eq(batch_source(
             m, "op", unit.op, self.op_layout, self.depth, self.op_we, self.op_waddr,

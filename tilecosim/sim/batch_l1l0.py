@@ -86,8 +86,8 @@ class BatchL1L0(wiring.Component):
         m.d.comb += [eng.l1_size.eq(self.l1_size), eng.l0_size.eq(self.l0_size)]
         running, cyc = control(m, self.start)
         with m.If(self.start):
-            m.d.sync += [self.finished.eq(0), self.overflow.eq(0), self.bad_read.eq(0),
-                         self.bad_write.eq(0), self.reads.eq(0)]
+            m.d.sync += [self.overflow.eq(0), self.bad_read.eq(0), self.bad_write.eq(0),
+                         self.reads.eq(0)]
         go = {p: stall_gen(m, p, getattr(self, f"seed_{p}"), getattr(self, f"threshold_{p}"),
                            self.start) for p in PORTS}
         accept = batch_source(m, "op", eng.op, LdtOp, self.depth, self.op_we, self.op_waddr,

@@ -103,8 +103,7 @@ class BatchTLoad(wiring.Component):
         m.d.comb += eng.mem_size.eq(self.mem_size)
         running, cyc = control(m, self.start)
         with m.If(self.start):
-            m.d.sync += [self.finished.eq(0), self.overflow.eq(0), self.bad_req.eq(0),
-                         self.requests.eq(0)]
+            m.d.sync += [self.overflow.eq(0), self.bad_req.eq(0), self.requests.eq(0)]
         go = {p: stall_gen(m, p, getattr(self, f"seed_{p}"), getattr(self, f"threshold_{p}"),
                            self.start) for p in PORTS}
         accept = batch_source(m, "instr", eng.instr, TLoadInstr, self.depth,

@@ -3,7 +3,8 @@
 A batch harness keeps a whole batch inside the simulated design: its memories, its queue of
 operations, the stall patterns of every port and the capture of every result, so that a
 simulator runs the batch without calling Python once per cycle. The harnesses
-(:mod:`~tilecosim.sim.batch_tload`, :mod:`~tilecosim.sim.batch_align`) share:
+(:mod:`~tilecosim.sim.batch_tload`, :mod:`~tilecosim.sim.batch_l1l0`,
+:mod:`~tilecosim.sim.batch_align`) share:
 
 * :func:`control`: ``start`` (one cycle) begins a run; cycle 0 of the run is the cycle after
   it, as cycle 0 of a Python-driven bench is its first cycle;
@@ -183,8 +184,8 @@ def write_log(m, name: str, entry, take, start, capacity: int, count, lb_addr, l
 
 def capture(m, fields: dict, take, start, running, finished, count, depth: int, rb_addr) -> dict:
     """Capture ``fields`` (name -> a value) in every cycle ``take`` is high, entry n for the
-    n-th take; ``finished`` rises and ``running`` falls with the ``count``-th. Returns name ->
-    the entry at ``rb_addr``, the cycle after."""
+    n-th take; ``finished`` rises and ``running`` falls with the ``count``-th (``start``
+    clears ``finished``). Returns name -> the entry at ``rb_addr``, the cycle after."""
     taken = Signal(range(depth + 1))
     out = {}
     for name, value in fields.items():
@@ -193,7 +194,7 @@ def capture(m, fields: dict, take, start, running, finished, count, depth: int, 
         write(taken, value, take)
         out[name] = read(rb_addr)
     with m.If(start):
-        m.d.sync += taken.eq(0)
+        m.d.sync += [taken.eq(0), finished.eq(0)]
     with m.Elif(take):
         m.d.sync += taken.eq(taken + 1)
         with m.If(taken + 1 == count):
