@@ -28,7 +28,8 @@ from tilecosim.ops import Operation, Outcome as RunOutcome
 from . import coverage as cov
 from tilecosim.progress import Progress
 
-__all__ = ["Scenario", "draw_scenarios", "run_regress", "main_args"]
+__all__ = ["Scenario", "draw_scenarios", "plan_jobs", "run_job", "run_task", "run_regress",
+           "RegressRun", "RunStopped", "WorkerError", "main_args"]
 
 
 @dataclasses.dataclass
@@ -162,8 +163,100 @@ def _judge(op, operation, scs, bseed, stall, got, alone, backend, seed, files) -
     return BatchResult(outcomes, 0, 0, waveform)
 
 
+class RunStopped(RuntimeError):
+    """The run cannot go on for a reason outside the HDL: a simulator that cannot build, no
+    worker able to run a job, a lost cluster.  The message is one line."""
+
+
+class WorkerError(RunStopped):
+    """A worker cannot run a job: its simulator is missing, it runs another tilecosim, its
+    build cache cannot be written.  ``WorkerError(message, worker)``; the message names the
+    worker, its host and what is missing.  The job itself is fine: it goes to another
+    worker."""
+
+    def __init__(self, message: str, worker: str):
+        super().__init__(message, worker)
+        self.worker = worker
+
+    def __str__(self):
+        return self.args[0]
+
+
+_TOOLS: dict = {}
+
+
+def run_task(job, worker: str, build_cache: str | None = None):
+    """One job ``(op, batches, backend, seed, files)`` in a worker process (this one, a
+    ``--jobs`` process or a Dask worker named ``worker``): ``(results, info)`` with info
+    ``{"worker", "host", "builds", "seconds"}`` (``builds``: simulator models this job
+    built; the others came from the build cache)."""
+    import socket
+    from tilecosim.sim import runner
+    host = socket.gethostname()
+    worker = worker or f"pid {os.getpid()}"
+    backend = job[2]
+    if build_cache:
+        try:
+            Path(build_cache).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise WorkerError(f"worker {worker} on host {host}: --build-cache {build_cache!r}: "
+                              f"{e.strerror or e}", worker) from None
+        os.environ["TILECOSIM_BUILD_CACHE"] = build_cache
+    if backend not in _TOOLS:
+        _TOOLS[backend] = runner.missing(backend)
+    if _TOOLS[backend]:
+        raise WorkerError(f"worker {worker} on host {host} cannot run {backend}: "
+                          f"{_TOOLS[backend]}", worker)
+    builds, t0 = runner.builds_made(), time.perf_counter()
+    try:
+        results = run_job(*job)
+    except runner.BenchError as e:
+        raise RunStopped(f"worker {worker} on host {host}: {e}") from None
+    return results, {"worker": worker, "host": host, "builds": runner.builds_made() - builds,
+                     "seconds": time.perf_counter() - t0}
+
+
 def _job(args):
-    return run_job(*args)
+    return run_task(*args)
+
+
+def _pool_worker():
+    """A ``--jobs`` process leads its own process group (with the simulators it starts), so
+    that Ctrl-C in the terminal reaches the parent alone, and the parent can stop the
+    process and its simulator at once."""
+    os.setpgrp()
+
+
+def local_results(work, jobs: int, build_cache: str | None = None):
+    """Yield ``(k, results, info)`` for the jobs ``work`` as they finish: in this process
+    (``jobs`` 1) or in ``jobs`` processes.  Closing the generator early (an interrupted run)
+    cancels what has not started and kills the processes and their simulators."""
+    if jobs == 1:
+        for k, w in enumerate(work):
+            yield (k, *run_task(w, f"pid {os.getpid()}", build_cache))
+        return
+    import signal
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_pool_worker)
+    done = False
+    try:
+        futures = {pool.submit(_job, (w, "", build_cache)): k for k, w in enumerate(work)}
+        for f in as_completed(futures):
+            try:
+                results, info = f.result()
+            except BrokenProcessPool as e:
+                raise RunStopped(f"a --jobs process died: {e}") from None
+            yield futures[f], results, info
+        done = True
+    finally:
+        if not done:
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:                  # gone already, or not yet its own group
+                    proc.kill()
+        pool.shutdown(wait=done, cancel_futures=True)
 
 
 #: scenarios per simulator start of a batch harness (its start-up, about 1.3 s on Verilator
@@ -206,35 +299,72 @@ def plan_jobs(names, drawn, backend, seed, files, processes: int = 1) -> list:
     return jobs
 
 
+@dataclasses.dataclass
+class RegressRun:
+    """What a regression checked.  Everything but ``seconds`` and ``workers`` is the same
+    for the same seed, whatever ran it (``--jobs``, a cluster of any size, workers lost
+    and replaced)."""
+    drawn: dict                  # op -> the scenarios checked (all drawn, unless stopped)
+    outcomes: list               # Outcome, by op then index
+    perf: dict                   # op -> [cycles, ideal cycles] of batches without back-pressure
+    seconds: float
+    planned: int                 # scenarios drawn
+    workers: dict                # worker -> {"host", "jobs", "scenarios", "builds", "seconds"}
+    stopped: str | None = None   # None: complete; else why it stopped ("interrupted", an error)
+    jobs: list = dataclasses.field(default_factory=list)   # per job finished: {"op", "batches",
+    #                              "scenarios", "worker", "seconds"}, in the order they finished
+
+
 def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: Path,
-                progress=None):
-    """Draw and run; returns (scenarios by op, outcomes, per-op cycles/ideal, elapsed)."""
+                progress=None, cluster=None, build_cache: str | None = None) -> RegressRun:
+    """Draw and run, in this process (``jobs`` 1), ``jobs`` processes, or on ``cluster``
+    (a :class:`tilecosim.flows.cluster.Cluster`).  Results are taken as they finish;
+    Ctrl-C (KeyboardInterrupt) or a job that cannot run anywhere stops the run, and what
+    was checked until then is returned with ``stopped`` saying why."""
     files = image_files(out_dir, seed)
     os.environ.setdefault("TILECOSIM_WAVES_DIR", str(Path(out_dir).resolve()))   # hang waveforms
     drawn = {op: draw_scenarios(op, count, seed) for op in names}
-    work = plan_jobs(names, drawn, backend, seed, files, jobs)
+    work = plan_jobs(names, drawn, backend, seed, files,
+                     cluster.processes() if cluster else jobs)
     total = sum(len(scs) for w in work for scs, _, _ in w[1])
-    outcomes, perf, done, bad = [], {op: [0, 0] for op in names}, 0, 0
+    outcomes, perf, workers, log, done, bad = [], {op: [0, 0] for op in names}, {}, [], 0, 0
+    stopped = None
     t0 = time.perf_counter()
-    if jobs > 1:
-        pool = ProcessPoolExecutor(max_workers=jobs)
-        results = pool.map(_job, work)
-    else:
-        pool, results = None, map(_job, work)
+    results = (cluster.results(work, build_cache) if cluster
+               else local_results(work, jobs, build_cache))
     try:
-        for w, rs in zip(work, results):
+        for k, rs, info in results:
+            n = 0
             for r in rs:
                 outcomes += r.outcomes
-                perf[w[0]][0] += r.cycles
-                perf[w[0]][1] += r.ideal
-                done += len(r.outcomes)
+                perf[work[k][0]][0] += r.cycles
+                perf[work[k][0]][1] += r.ideal
+                n += len(r.outcomes)
                 bad += sum(not o.ok for o in r.outcomes)
+            done += n
+            w = workers.setdefault(info["worker"], {"host": info["host"], "jobs": 0,
+                                                    "scenarios": 0, "builds": 0, "seconds": 0.0})
+            w["jobs"] += 1
+            w["scenarios"] += n
+            w["builds"] += info["builds"]
+            w["seconds"] += info["seconds"]
+            log.append({"op": work[k][0], "batches": len(work[k][1]), "scenarios": n,
+                        "worker": info["worker"], "seconds": info["seconds"]})
             if progress:
                 progress(done, total, bad)
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    except RunStopped as e:
+        stopped = str(e)
     finally:
-        if pool:
-            pool.shutdown(cancel_futures=True)
-    return drawn, outcomes, perf, time.perf_counter() - t0
+        results.close()
+    order = {op: i for i, op in enumerate(names)}
+    outcomes.sort(key=lambda o: (order[o.op], o.index))
+    if stopped:
+        seen = {(o.op, o.index) for o in outcomes}
+        drawn = {op: [s for s in scs if (op, s.index) in seen] for op, scs in drawn.items()}
+    return RegressRun(drawn, outcomes, perf, time.perf_counter() - t0, total, workers, stopped,
+                      log)
 
 
 # --- reporting (used by the CLI) -----------------------------------------------------------
@@ -254,20 +384,54 @@ def summarize(drawn, outcomes, perf):
     return rows, hits, uncovered
 
 
+def _executor(args) -> str:
+    if getattr(args, "scheduler", None):
+        return f"scheduler {args.scheduler}"
+    if getattr(args, "cluster", None):
+        return f"cluster local:{args.cluster}"
+    return f"jobs {args.jobs}"
+
+
 def main_args(args) -> int:
-    """The ``regress`` subcommand (arguments parsed by :mod:`tilecosim.cli.regress`)."""
+    """The ``regress`` subcommand (arguments parsed by :mod:`tilecosim.cli.regress`).  Exit
+    1 on a mismatch (also in a stopped run); else 130 (SIGINT) or 143 (SIGTERM) when
+    stopped by a signal, 2 when stopped by something outside the HDL (the one-line reason
+    on stderr), 0 when complete."""
+    import signal
+    import sys
     out_dir = Path(args.out)
     bar = None
+    caught = []
 
     def progress(done, total, bad):
         nonlocal bar
         bar = bar or Progress("regress", total, "scenarios")
         bar.update(done, f"{bad} mismatches")
 
-    drawn, outcomes, perf, elapsed = run_regress(args.backend, args.ops, args.count, args.seed,
-                                                 args.jobs, out_dir, progress)
-    rows, hits, uncovered = summarize(drawn, outcomes, perf)
-    fails = [o for o in outcomes if not o.ok]
+    def on_term(signum, frame):
+        caught.append(signum)
+        raise KeyboardInterrupt
+
+    os.environ.setdefault("TILECOSIM_WAVES_DIR", str(out_dir.resolve()))   # before workers start
+    cluster = None
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        if getattr(args, "scheduler", None) or getattr(args, "cluster", None):
+            from .cluster import connect
+            cluster = connect(args.scheduler, args.cluster)
+        run = run_regress(args.backend, args.ops, args.count, args.seed, args.jobs, out_dir,
+                          progress, cluster, getattr(args, "build_cache", None))
+    except KeyboardInterrupt:                    # while connecting
+        return 128 + (caught[0] if caught else signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if cluster is not None:
+            cluster.close()
+    if run.stopped == "interrupted" and not caught:
+        caught.append(signal.SIGINT)
+    rows, hits, uncovered = summarize(run.drawn, run.outcomes, run.perf)
+    fails = [o for o in run.outcomes if not o.ok]
+    checked = sum(r["scenarios"] for r in rows)
     for o in fails[:50]:
         print(f"MISMATCH {o.op} #{o.index}: {o.problem}\n  reproduce: {o.repro}")
     if len(fails) > 50:
@@ -278,23 +442,40 @@ def main_args(args) -> int:
         ratio = f"{r['cycles'] / r['ideal_cycles']:.2f}" if r["ideal_cycles"] else "-"
         print(f"{r['op']:26} {r['scenarios']:>9} {r['mismatches']:>10} {r['faults_checked']:>7} "
               f"{ratio:>12} {r['covered']:>4}/{r['bins']:<4}")
-    print(f"backend {args.backend}, seed {args.seed}, {sum(r['scenarios'] for r in rows)} "
-          f"scenarios in {elapsed:.0f} s ({args.jobs} jobs); cycles/ideal over the batches "
+    print(f"backend {args.backend}, seed {args.seed}, {checked} "
+          f"scenarios in {run.seconds:.0f} s ({_executor(args)}); cycles/ideal over the batches "
           f"without back-pressure; faults = faulting scenarios whose fault code was checked")
     if uncovered:
         print(f"uncovered bins ({len(uncovered)}): " + ", ".join(uncovered[:20])
               + (" ..." if len(uncovered) > 20 else ""))
     else:
         print(f"coverage: all {len(hits)} bins hit")
+    for name, w in sorted(run.workers.items()):
+        print(f"worker {name} (host {w['host']}): {w['jobs']} jobs, {w['scenarios']} "
+              f"scenarios, {w['builds']} builds, {w['seconds']:.1f} s")
+    if run.stopped:
+        print(f"STOPPED ({run.stopped}): {checked} of {run.planned} scenarios checked; the "
+              f"report covers those alone")
     if args.json:
         print(json.dumps({"backend": args.backend, "seed": args.seed,
-                          "scenarios": sum(r["scenarios"] for r in rows),
+                          "scenarios": checked,
                           "mismatches": len(fails),
                           "faults_checked": sum(r["faults_checked"] for r in rows),
-                          "seconds": round(elapsed, 1), "ops": rows,
+                          "seconds": round(run.seconds, 1), "ops": rows,
                           "coverage": hits, "uncovered": uncovered,
-                          "failures": [dataclasses.asdict(o) for o in fails]}))
-    return 1 if fails else 0
+                          "failures": [dataclasses.asdict(o) for o in fails],
+                          "planned": run.planned, "stopped": run.stopped,
+                          "executor": _executor(args),
+                          "workers": [{"worker": k} | v | {"seconds": round(v["seconds"], 1)}
+                                      for k, v in sorted(run.workers.items())]}))
+    if fails:
+        return 1
+    if caught:
+        return 128 + caught[0]
+    if run.stopped:
+        print(f"tilecosim regress: error: {run.stopped}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def default_jobs() -> int:

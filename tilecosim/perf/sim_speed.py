@@ -65,7 +65,8 @@ def regress_rate(backend: str, count: int) -> dict:
     names = ops.regress_names()
     with tempfile.TemporaryDirectory(prefix="tilecosim-bench-") as tmp:
         run_regress(backend, names, 1, REGRESS_SEED, 1, Path(tmp))        # the builds
-        _, outcomes, _, seconds = run_regress(backend, names, count, REGRESS_SEED, 1, Path(tmp))
+        run = run_regress(backend, names, count, REGRESS_SEED, 1, Path(tmp))
+    outcomes, seconds = run.outcomes, run.seconds
     n = len(outcomes)
     return {"backend": backend, "ops": names, "per_op": count, "scenarios": n,
             "seconds": round(seconds, 2), "scenarios_per_s": n / seconds,

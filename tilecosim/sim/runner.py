@@ -29,7 +29,7 @@ from . import ports
 from .toolchain import require, verilator_env
 
 __all__ = ["BACKENDS", "VERILOG_SIMS", "BenchError", "missing", "cache_dir", "run_bench",
-           "build"]
+           "build", "builds_made"]
 
 BACKENDS = ("amaranth", "icarus", "verilator")
 VERILOG_SIMS = ("icarus", "verilator")
@@ -48,6 +48,14 @@ def missing(sim: str) -> str | None:
 def cache_dir() -> Path:
     root = os.environ.get("TILECOSIM_BUILD_CACHE")
     return Path(root) if root else Path.home() / ".cache" / "tilecosim"
+
+
+_BUILDS = [0]
+
+
+def builds_made() -> int:
+    """How many simulator models this process has built (not found in the cache)."""
+    return _BUILDS[0]
 
 
 def waves_requested(waves) -> bool:
@@ -203,6 +211,7 @@ def build(sim: str, verilog: str, top: str, waves: bool = False,
             raise BenchError(f"{sim} could not build {top}: {str(e).splitlines()[0] if str(e) else e}"
                              f" (log: {log})") from None
         stamp.touch()
+        _BUILDS[0] += 1
     return bdir
 
 
