@@ -10,18 +10,43 @@ REGRESS_HELP = """\
 Constrained-random regression of the HDL engines against the golden model, driven by
 functional coverage (each operation declares its bins in tilecosim/ops/): --count
 scenarios per operation, legal and faulting, drawn from --seed and run in batches (back to
-back, every other batch with random back-pressure) in --jobs processes.  On icarus and
-verilator the batches run on each operation's batch harness (the whole batch inside the
-design, up to 4096 scenarios per simulator start); on amaranth, on the Python-driven bench.
-Prints a progress bar, each mismatch with a command that reproduces it alone, a summary
-table per operation and the coverage; --json adds one JSON object on the last line.  Exit
-1 on any mismatch.
+back, every other batch with random back-pressure) in --jobs processes, or on a Dask
+cluster (--scheduler, --cluster; needs dask[distributed]).  On icarus and verilator the
+batches run on each operation's batch harness (the whole batch inside the design, up to
+4096 scenarios per simulator start); on amaranth, on the Python-driven bench.  Prints a
+progress bar, each mismatch with a command that reproduces it alone, a summary table per
+operation, the coverage and what each worker ran and built; --json adds one JSON object on
+the last line.  The report is the same for the same seed whatever runs it.  Exit 1 on any
+mismatch.  Stopped early (Ctrl-C, SIGTERM, no worker able to run a job), it reports what it
+checked and exits 1 on a mismatch, else 130, 143 or 2.
 
 examples:
   tilecosim regress --count 50
   tilecosim regress --backend verilator --ops tload --count 200 --seed 3 --json
   tilecosim regress --backend verilator --count 20000      # about a minute on 2 cores
+  tilecosim regress --cluster local:2 --count 200 --seed 1 # a Dask LocalCluster
+
+On machines of a Dask cluster (README, "Regressions on several machines"): start
+`dask scheduler` on one host, `dask worker tcp://HOST:8786 --nworkers N --nthreads 1` on
+the others, then run regress with --scheduler tcp://HOST:8786.
 """
+
+
+def _cluster_arg(text):
+    from tilecosim.flows.cluster import parse_local
+    try:
+        return parse_local(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--cluster {e}") from None
+
+
+def _scheduler_arg(text):
+    from tilecosim.flows.cluster import check_address
+    try:
+        return check_address(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--scheduler {e}") from None
+
 
 def _ops_arg(text):
     from tilecosim.flows.coverage import OPS
@@ -45,8 +70,20 @@ def add_parsers(sub) -> dict:
     p.add_argument("--seed", type=seed_arg("--seed"), default=1, metavar="S",
                    help="seed the scenarios are drawn from (0..2**64-1, default 1); the same "
                         "seed draws the same scenarios")
-    p.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=None, metavar="J",
-                   help="parallel processes (default: the CPUs available)")
+    where = p.add_argument_group("where the jobs run (one of)").add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=None, metavar="J",
+                       help="parallel processes on this machine (default: the CPUs available)")
+    where.add_argument("--scheduler", type=_scheduler_arg, default=None, metavar="ADDRESS",
+                       help="the Dask scheduler of a running cluster, e.g. "
+                            "tcp://scheduler-host:8786 (its workers need this tilecosim and the "
+                            "simulators)")
+    where.add_argument("--cluster", type=_cluster_arg, default=None, metavar="local:N",
+                       help="start a Dask LocalCluster of N worker processes on this machine "
+                            "(127.0.0.1 only) for the run")
+    p.add_argument("--build-cache", metavar="DIR", default=None,
+                   help="the simulator build cache every job uses, e.g. a directory the "
+                        "workers share (default: each worker's $TILECOSIM_BUILD_CACHE, else "
+                        "~/.cache/tilecosim)")
     p.add_argument("--out", metavar="DIR", default="build/regress",
                    help="where the memory images (and hang waveforms) go (default build/regress)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -54,12 +91,18 @@ def add_parsers(sub) -> dict:
 
 
 def cmd_regress(args) -> int:
-    from tilecosim.flows.regress import default_jobs, main_args
+    from tilecosim.flows.regress import RunStopped, default_jobs, main_args
+    on_cluster = args.scheduler or args.cluster
     if args.jobs is None:
-        args.jobs = default_jobs()
-    if args.backend != "amaranth":
+        args.jobs = 1 if on_cluster else default_jobs()
+    if args.backend != "amaranth" and not args.scheduler:    # remote workers check their own
         from tilecosim.sim.runner import missing
         if missing(args.backend):
             raise UsageError(f"--backend {args.backend}: {missing(args.backend)}")
     make_dir("--out", args.out)
-    return main_args(args)
+    if args.build_cache and not args.scheduler:       # a remote worker checks its own path
+        args.build_cache = str(make_dir("--build-cache", args.build_cache).resolve())
+    try:
+        return main_args(args)
+    except RunStopped as e:                            # no cluster to run on
+        raise UsageError(str(e)) from None
