@@ -16,7 +16,8 @@ INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip in
 export TILECOSIM_BUILD_CACHE ?= $(CURDIR)/build/sim-cache
 export TILECOSIM_WAVES_DIR ?= $(CURDIR)/build/waves
 
-.PHONY: install demo test bench bench-tload bench-units bench-sim lint fuzz mutation regress clean
+.PHONY: install demo test bench bench-tload bench-units bench-sim bench-cluster lint fuzz mutation \
+        regress clean
 
 install: $(STAMP)
 
@@ -49,6 +50,11 @@ bench-units: $(STAMP)
 # and regress scenarios per second on each backend
 bench-sim: $(STAMP)
 	$(BIN)/tilecosim bench --only speed,regress --out build/bench-sim
+
+# regress with --jobs 2 against a Dask LocalCluster of 2 workers (the scheduler's overhead),
+# and the run predicted for 10 and 100 workers
+bench-cluster: $(STAMP)
+	$(BIN)/tilecosim bench --only cluster --out build/bench-cluster
 
 # verilator --lint-only -Wall on every generated top, with hdl/lint_waivers.vlt
 lint: $(STAMP)

