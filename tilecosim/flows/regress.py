@@ -50,8 +50,10 @@ def draw_scenarios(op: str, count: int, seed: int) -> list[Scenario]:
     hits = {b: 0 for b in cov.all_bins(op)}
     out = []
     faults = [b for b in hits if ".fault:" in b]
+    empty = True
     for k in range(count):
-        empty = [b for b, n in hits.items() if n == 0]
+        if empty:                            # hits only grow: once all are hit, they stay
+            empty = [b for b, n in hits.items() if n == 0]
         hint = rng.choice(empty) if empty else None
         want_fault = None
         if hint is None:                     # everything hit: one draw in eight faults
@@ -276,7 +278,8 @@ def plan_jobs(names, drawn, backend, seed, files, processes: int = 1) -> list:
         operation = ops.get(op)
         harness = backend in VERILOG_SIMS and operation.harness_batch
         size = operation.harness_batch if harness else operation.batch[kind]
-        scs = drawn[op]
+        # a job carries what runs: not the coverage bins (half of its pickled size)
+        scs = [Scenario(s.op, s.index, s.item, s.fault, ()) for s in drawn[op]]
         key = operation.batch_key
         if scs and key(scs[0].item) is not None:            # batches never mix keys
             scs = sorted(scs, key=lambda s: (key(s.item), s.index))
