@@ -17,7 +17,7 @@ from .dtypes import Profile
 from .faults import Fault, IllegalInstruction
 from .tiles import TileRegisterFile
 from .tload import LCFR, TileImage, TLoadParams, tload, tload_reference
-from .vector import elementwise
+from .vector import ARITH, elementwise
 
 __all__ = ["Machine", "StepResult"]
 
@@ -34,12 +34,14 @@ class Machine:
     """Global memory + scalar registers + tile register file.
 
     ``impl`` selects the TLOAD model: ``"fast"`` (vectorized, default) or
-    ``"reference"`` (the seed's loops).
+    ``"reference"`` (the seed's loops).  ``arith`` selects the TADD/TSUB arithmetic:
+    ``"full"`` (default) or ``"integer"`` (the RTL tile system's: the floating-point forms
+    are IllegalInstruction).
     """
 
     def __init__(self, memory: np.ndarray | bytes | int = 1 << 20, regs: dict | None = None,
                  profile: Profile | str = Profile.FINITE, lcfr: LCFR = LCFR(),
-                 impl: str = "fast"):
+                 impl: str = "fast", arith: str = "full"):
         if isinstance(memory, int):
             memory = np.zeros(memory, dtype=np.uint8)
         self.memory = np.frombuffer(bytes(memory), dtype=np.uint8).copy() \
@@ -51,6 +53,9 @@ class Machine:
         if impl not in ("fast", "reference"):
             raise ValueError(f"impl={impl!r}: choose 'fast' or 'reference'")
         self._tload = tload if impl == "fast" else tload_reference
+        if arith not in ARITH:
+            raise ValueError(f"arith={arith!r}: choose one of {', '.join(map(repr, ARITH))}")
+        self.arith = arith
 
     def execute(self, insn: TLoadInsn | ElementwiseInsn | str) -> StepResult:
         if isinstance(insn, str):
@@ -65,7 +70,7 @@ class Machine:
             b = self.tiles.read(insn.src1)
             if insn.dst not in ("T", "U", "M", "N"):
                 raise IllegalInstruction("dst", insn.dst, f"{insn.op} writes T, U, M or N")
-            out = elementwise(insn.op, a, b, insn.dst)
+            out = elementwise(insn.op, a, b, insn.dst, self.arith)
             names = self.tiles.commit([insn.src0, insn.src1], [out])
             return StepResult(insn, None, [out], names)
         raise TypeError(f"not an instruction: {insn!r}")

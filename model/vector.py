@@ -10,6 +10,9 @@ element by element over the images directly.
 * E4M3, E5M2, E8M0: computed in float64, rounded to the format by ml_dtypes
   (an E4M3 overflow becomes NaN, as the format has no infinity).
 * HiF8 and the 4-bit float pairs have no arithmetic here: IllegalInstruction.
+* ``arith="integer"`` (the configuration of the RTL tile system, which has no floating-point
+  unit): every floating-point form is IllegalInstruction too, so that model and RTL agree
+  exactly.  The default, ``"full"``, is the arithmetic above.
 
 Bytes left undefined by Null padding stay undefined in the result.
 """
@@ -22,25 +25,37 @@ from .dtypes import decode, encode
 from .faults import IllegalInstruction, IllegalParameter
 from .tload import TileImage
 
-__all__ = ["ELEMENTWISE_OPS", "elementwise", "supports_arithmetic"]
+__all__ = ["ELEMENTWISE_OPS", "ARITH", "elementwise", "supports_arithmetic"]
 
 ELEMENTWISE_OPS = {"TADD": np.add, "TSUB": np.subtract}
 _NO_ARITH = {"HiF8", "E2M1x2", "E1M2x2", "HiF4x2"}
 
 
-def supports_arithmetic(dt) -> bool:
+#: the arithmetic configurations: "full" (integer and floating point) or "integer"
+ARITH = ("full", "integer")
+
+
+def supports_arithmetic(dt, arith: str = "full") -> bool:
+    if arith == "integer":
+        return bool(dt.is_int)
     return dt.name not in _NO_ARITH
 
 
-def elementwise(op: str, a: TileImage, b: TileImage, queue: str) -> TileImage:
+def elementwise(op: str, a: TileImage, b: TileImage, queue: str,
+                arith: str = "full") -> TileImage:
     fn = ELEMENTWISE_OPS[op]
+    if arith not in ARITH:
+        raise ValueError(f"arith={arith!r}: choose one of {', '.join(map(repr, ARITH))}")
     for fld in ("dtype", "layout", "rows", "cols", "size"):
         va, vb = getattr(a, fld), getattr(b, fld)
         if va != vb:
             raise IllegalParameter(fld, f"{_s(va)}/{_s(vb)}", f"{op} sources differ in {fld}")
     dt = a.dtype
-    if not supports_arithmetic(dt):
-        raise IllegalInstruction("DataType", dt.name, f"{op} has no arithmetic for {dt.name}")
+    if not supports_arithmetic(dt, arith):
+        why = (f"{op} has no arithmetic for {dt.name}" if arith == "full" or dt.name in _NO_ARITH
+               else f"{op} on {dt.name}: this machine has integer arithmetic only "
+                    f"(arith='integer')")
+        raise IllegalInstruction("DataType", dt.name, why)
     e = dt.esize
     xa, xb = decode(dt, a.data.reshape(-1, e)), decode(dt, b.data.reshape(-1, e))
     if dt.is_int:

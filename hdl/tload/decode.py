@@ -85,6 +85,7 @@ class TLoadDecoder(wiring.Component):
             "i": In(stream.Signature(TLoadInstr)),
             "o": Out(stream.Signature(Decoded)),
             "mem_size": In(64),
+            "log2_size": Out(5),            # of the instruction on ``i`` (combinational)
         })
 
     def elaborate(self, platform):
@@ -93,6 +94,7 @@ class TLoadDecoder(wiring.Component):
         log2_esize, known, pattern = self._data_type(m, ins)
         illegal_instruction, size_bad, size_differs = self._instruction_checks(m, ins, known)
         geo = self._geometry(m, ins, log2_esize)
+        m.d.comb += self.log2_size.eq(geo["log2_size"])
         illegal_parameter = (size_bad | size_differs | (ins.col == 0)
                              | (ins.valid_col > ins.col) | ~geo["ok"]
                              | (ins.valid_row > geo["row"]) | geo["shape_bad"])

@@ -9,6 +9,15 @@ Ports (stream = valid/ready; Verilog names ``<port>__payload``, ``__valid``, ``_
 * ``write``  out -- tile writes {tile, offset, data (W bytes), be}
 * ``done``   out -- one completion per instruction, in order, with its D8 fault code
 
+With ``checked=True`` (the engine inside the tile system) two more ports let the tile
+register file decide on an instruction before the engine takes it:
+
+* ``check``  out -- the decoder's verdict on the instruction on ``instr`` (combinational):
+  its fault code and the geometry of its output tiles (:data:`Check`)
+* ``veto``   in  -- the destination registers cannot be allocated: an instruction the
+  decoder finds legal completes with TileAllocation instead (no request, no write), the
+  model's fault order (decode and memory checks first, then allocation)
+
 A faulting instruction makes no request and no write; its completion follows the
 completions of the instructions before it.  Instructions stream back to back: the
 next one is accepted while the previous one drains, with no bubble, when both move
@@ -31,7 +40,8 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from tilecosim.hdl.common import LINE_BYTES, Completion, check_at_least, check_choice
+from tilecosim.hdl.common import (LINE_BYTES, Completion, FaultCode, check_at_least,
+                                  check_choice)
 from tilecosim.hdl.completion import CompletionQueue
 from tilecosim.hdl.tload.addrgen import KIND_TRANSPOSE, FractalAddressGenerator, Run
 from tilecosim.hdl.tload.decode import TLoadDecoder, check_config
@@ -39,7 +49,11 @@ from tilecosim.hdl.tload.padmerge import PadMerge
 from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
 from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
 
-__all__ = ["TLoadEngine"]
+__all__ = ["TLoadEngine", "Check"]
+
+#: what the decoder says of the instruction on ``instr``, for the tile register file
+Check = data.StructLayout({"fault": FaultCode, "log2_rows": 5, "log2_cols": 5,
+                           "log2_size": 5})
 
 LineMeta = data.StructLayout({"tile": 3, "line": 13, "last": 1})
 GroupMeta = data.StructLayout({"tile": 3, "line": 13, "log2_lines": 3, "valid_lines": 6,
@@ -61,12 +75,13 @@ class TLoadEngine(wiring.Component):
     ``profile`` ("finite" or "ieee-inf") of the Max/Min pad values; ``lcfr``
     (min, max) tile sizes; ``depth`` of the in-flight run queue (>= the memory
     latency + 2 for full throughput); ``transpose`` "square" (one square of storage,
-    alternating orientation) or "naive" (fill then drain).
+    alternating orientation) or "naive" (fill then drain); ``checked``: add the ``check``
+    and ``veto`` ports of the tile system.
     """
 
     def __init__(self, width: int = 32, profile: str = "finite",
                  lcfr: tuple[int, int] = (256, 256 * 1024), depth: int = 16,
-                 transpose: str = "square"):
+                 transpose: str = "square", checked: bool = False):
         check_choice("width", width, (32, 64))
         check_at_least("depth", depth, 2, "runs in flight")
         check_choice("transpose", transpose, ("square", "naive"))
@@ -76,14 +91,18 @@ class TLoadEngine(wiring.Component):
         self.lcfr = lcfr
         self.depth = depth
         self.transpose_kind = transpose
-        super().__init__({
+        self.checked = checked
+        members = {
             "instr": In(stream.Signature(TLoadInstr)),
             "mem_size": In(64),
             "req": Out(stream.Signature(MemRequest)),
             "resp": In(stream.Signature(8 * width)),
             "write": Out(stream.Signature(TileWrite(width))),
             "done": Out(stream.Signature(Completion)),
-        })
+        }
+        if checked:
+            members.update(check=Out(Check), veto=In(1))
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
@@ -97,7 +116,10 @@ class TLoadEngine(wiring.Component):
         m.submodules.completions = cq = CompletionQueue()
 
         connect(m, flipped(self.instr), dec.i)
-        connect(m, dec.o, gen.i)
+        if self.checked:
+            self._checked(m, dec, gen)
+        else:
+            connect(m, dec.o, gen.i)
         connect(m, gen.fault, cq.fault)
         m.d.comb += [dec.mem_size.eq(self.mem_size), gen.idle.eq(cq.idle),
                      cq.started.eq(gen.started)]
@@ -109,6 +131,18 @@ class TLoadEngine(wiring.Component):
         self._into_padmerge(m, line, tr, groups.r_stream, pm)
         self._write(m, pm, cq)
         return m
+
+    def _checked(self, m, dec, gen):
+        """The decoder's verdict out on ``check``; a legal instruction that ``veto`` stops
+        becomes a TileAllocation fault."""
+        d = dec.o.payload
+        m.d.comb += [
+            self.check.fault.eq(d.fault), self.check.log2_rows.eq(d.log2_rows),
+            self.check.log2_cols.eq(d.log2_cols), self.check.log2_size.eq(dec.log2_size),
+            gen.i.valid.eq(dec.o.valid), dec.o.ready.eq(gen.i.ready), gen.i.payload.eq(d),
+        ]
+        with m.If((d.fault == FaultCode.NONE) & self.veto):
+            m.d.comb += gen.i.payload.fault.eq(FaultCode.TileAllocation)
 
     def _issue(self, m, gen, runs):
         """A run becomes a memory request (unless it reads nothing) and an entry of ``runs``

@@ -1,0 +1,308 @@
+"""Programs on the RTL tile system, checked against the golden Machine after every
+instruction.
+
+The bench around :class:`tilecosim.hdl.tiles.system.TileSystem`:
+
+* a record source that sends each instruction's block records (seeded idle between beats)
+  and, with ``check="each"``, waits for its completion and then checks the architectural
+  state before it sends the next;
+* the global memory, as in the TLOAD bench: in-order responses after a latency, seeded
+  stalls on ``req.ready`` and gaps on ``resp.valid``;
+* a completion sink.
+
+The check after an instruction compares, with the golden :class:`~tilecosim.model.machine.Machine`
+(``arith="integer"``) after the same instruction:
+
+* the fault: its D8 code (the model's name and message are reported beside it);
+* the live registers of every queue by relative name (the ``live`` port);
+* every defined byte of every live tile, read word by word through the debug port (bytes
+  the model leaves undefined, Null padding, are ignored; nothing else is).
+
+A mismatch names the instruction's line, the register, the row, the column and the byte.
+``check="end"`` streams the whole program and checks the final state once (the performance
+bench).  The program stops at its first fault, as ``tilecosim run`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tilecosim.model.faults import Fault
+from tilecosim.model.layouts import tile_offsets
+from tilecosim.model.machine import Machine
+from tilecosim.model.tload import LCFR, TILE_QUEUES
+
+__all__ = ["ProgramConfig", "ProgramResult", "GoldenStep", "golden_steps", "simulate_program", "program_text_steps",
+           "run_program", "program_setup", "DEFAULT_LCFR"]
+
+DEFAULT_LCFR = (256, 4096)
+MASK64 = (1 << 64) - 1
+MAX_REPORTED = 8                   # mismatching bytes reported per register
+
+
+@dataclass
+class ProgramConfig:
+    width: int = 32
+    latency: int = 2
+    seed: int = 0
+    p_req_ready: float = 1.0
+    p_resp_valid: float = 1.0
+    p_record_valid: float = 1.0
+    profile: str = "finite"
+    lcfr: tuple[int, int] = DEFAULT_LCFR
+    depth: int = 16
+    backend: str = "amaranth"
+    check: str = "each"                # or "end"
+    vcd: str | None = None
+    waves: str | None = None
+    max_cycles: int | None = None
+
+
+@dataclass
+class GoldenStep:
+    """One instruction as the golden Machine executes it."""
+    line: int
+    text: str
+    beats: list                         # record beats (flat bits)
+    fault: dict | None                  # {"name", "code", "message"} (a Fault does not pickle)
+    names: list[str]
+    live: list                          # [(name, TileImage)] after it
+
+
+@dataclass
+class ProgramResult:
+    faults: list = field(default_factory=list)         # HDL fault code per instruction
+    done_cycles: list = field(default_factory=list)
+    record_cycles: list = field(default_factory=list)  # cycle its last record was taken
+    first_writes: list = field(default_factory=list)   # first tile write after its records
+    write_cycles: int = 0                               # cycles with a tile write
+    last_write_cycle: int | None = None
+    first_record_cycle: int | None = None
+    mismatches: list = field(default_factory=list)     # strings, in program order
+    checked: int = 0                                    # instructions checked
+    cycles: int | None = None
+    timed_out: bool = False
+    waveform: str | None = None
+    error: str | None = None
+
+
+def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
+                 lcfr: tuple[int, int] = DEFAULT_LCFR) -> list[GoldenStep]:
+    """Run ``program`` ([(line, insn)]) on the Machine (integer arithmetic), up to and
+    including its first fault.  A RegisterError (an unset scalar register) propagates."""
+    from tilecosim.hdl.tiles.types import RecordBeat, record_beats
+    from tilecosim.sim.api import pack
+    machine = Machine(np.asarray(mem, dtype=np.uint8), regs, profile, LCFR(*lcfr),
+                      arith="integer")
+    steps = []
+    for line, insn in program:
+        beats = [pack(RecordBeat, b) for b in record_beats(insn, machine.regs)]
+        try:
+            step = machine.execute(insn)
+        except Fault as f:
+            steps.append(GoldenStep(line, insn.text(), beats,
+                                    {"name": f.name, "code": f.code, "message": f.message},
+                                    [], machine.tiles.live()))
+            break
+        steps.append(GoldenStep(line, insn.text(), beats, None, step.names,
+                                machine.tiles.live()))
+    return steps
+
+
+def _budget(steps, cfg: ProgramConfig) -> int:
+    """The watchdog: 10 x (beats of every tile written and read back) + 200 per
+    instruction + 500."""
+    W = cfg.width
+    work = 0
+    for s in steps:
+        work += len(s.beats) + sum(img.size // W for _, img in s.live) * (cfg.check == "each")
+        work += sum(img.size // W for name, img in s.live if name.split("#")[0] in TILE_QUEUES
+                    and s.names and name in s.names) * 2
+    return cfg.max_cycles or (10 * work + 200 * len(steps) + 500)
+
+
+def _live_bits(live) -> dict[str, set[int]]:
+    out = {q: set() for q in TILE_QUEUES}
+    for name, _ in live:
+        if "#" in name:
+            q, k = name.split("#")
+            out[q].add(int(k))
+    return out
+
+
+def _describe(q: str, idxs) -> str:
+    return ", ".join(f"{q}#{k}" for k in sorted(idxs)) or "none"
+
+
+def program_procs(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig,
+                  res: ProgramResult):
+    """The bench processes (simulator-neutral, :mod:`tilecosim.sim.api`)."""
+    from tilecosim.hdl.common import Completion
+    from tilecosim.hdl.tiles.types import QUEUE_CODES, DebugAddr, LookupStatus
+    from tilecosim.hdl.tload.types import MemRequest
+    from tilecosim.sim.api import pack, unpack, watchdog
+    from tilecosim.sim.stall import Stall
+    from tilecosim.sim.streams import Responder, Sink, Source
+    W = cfg.width
+    state = {"cycle": 0, "done": False, "written": False}
+    clock = watchdog(state, _budget(steps, cfg), lambda: setattr(res, "timed_out", True))
+    source = Source("records", [], state, stall=Stall(cfg.seed, 0, cfg.p_record_valid))
+    junk = bytes([0xA5]) * W
+
+    def read(bits):
+        q = unpack(MemRequest, bits)
+        addr, n = int(q.addr), int(q.len)
+        if not 1 <= n <= 32 or addr + n > mem.size:
+            raise AssertionError(f"the system requested {n} B at {addr:#x}, outside the "
+                                 f"{mem.size}-byte memory")
+        return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:W - n], "little")
+
+    def complete(bits, cycle):
+        f = unpack(Completion, bits).fault
+        res.faults.append(int(getattr(f, "value", f)))
+        res.done_cycles.append(cycle)
+
+    async def writes(port):
+        """Counts the cycles with a tile write, and the first one after each block."""
+        while not state["done"]:
+            (w,) = await port.tick("wr_active")
+            if w:
+                cyc = state["cycle"] - 1
+                res.write_cycles += 1
+                res.last_write_cycle = cyc
+                if len(res.first_writes) < len(res.record_cycles):
+                    res.first_writes.append(cyc)
+    writes.background = True
+
+    async def check(port, step: GoldenStep):
+        where = f"after line {step.line} ({step.text})"
+        (bits,) = await port.tick("live")
+        want = _live_bits(step.live)
+        for q in TILE_QUEUES:
+            got = {k + 1 for k in range(16) if bits >> (16 * QUEUE_CODES[q] + k) & 1}
+            if got != want[q]:
+                res.mismatches.append(f"{where}: queue {q}: live registers {_describe(q, got)}, "
+                                      f"the model has {_describe(q, want[q])}")
+        for name, img in step.live:
+            if "#" not in name:
+                continue
+            q, k = name.split("#")
+            words = img.size // W
+            got = bytearray()
+            status = None
+            for w in range(words + 1):
+                if w < words:
+                    port.set("dbg_addr", pack(DebugAddr, {"queue": QUEUE_CODES[q],
+                                                          "index": int(k), "word": w}))
+                d, s = await port.tick("dbg_data", "dbg_status")
+                if w == 0:
+                    status = s
+                if w > 0:
+                    got += int(d or 0).to_bytes(W, "little")
+            if status != LookupStatus.LIVE.value:
+                res.mismatches.append(f"{where}: register {name}: the debug port says "
+                                      f"{LookupStatus(status).name if status is not None else 'X'}, "
+                                      f"the model has it live")
+                continue
+            got = np.frombuffer(bytes(got), dtype=np.uint8)
+            bad = np.nonzero(img.valid & (got[:img.size] != img.data))[0]
+            if bad.size:
+                e = img.dtype.esize
+                offs = tile_offsets(img.layout, img.rows, img.cols, esize=e)
+                for b in bad[:MAX_REPORTED]:
+                    elem, byte = divmod(int(b), e)
+                    r, c = map(int, np.argwhere(offs == elem)[0])
+                    res.mismatches.append(
+                        f"{where}: register {name}, row {r}, column {c}, byte {byte}: "
+                        f"expected {int(img.data[b]):#04x}, got {int(got[b]):#04x}")
+                if bad.size > MAX_REPORTED:
+                    res.mismatches.append(f"{where}: register {name}: "
+                                          f"{bad.size - MAX_REPORTED} more bytes differ")
+        res.checked += 1
+
+    async def wait_done(port, n):
+        while len(res.faults) < n and not state["done"]:
+            await port.tick()
+
+    async def driver(port):
+        port.set("mem_size", min(mem.size, MASK64))
+        for i, step in enumerate(steps):
+            accepted = []
+            source.accepted = accepted
+            await source.send(port, step.beats)
+            if state["done"]:
+                return
+            res.record_cycles.append(accepted[-1])
+            if res.first_record_cycle is None:
+                res.first_record_cycle = accepted[0]
+            if cfg.check == "each":
+                await wait_done(port, i + 1)
+                if state["done"]:
+                    return
+                await check(port, step)
+        await wait_done(port, len(steps))
+        if cfg.check == "end" and steps and not state["done"]:
+            await check(port, steps[-1])
+        state["done"] = True
+
+    return [clock, writes, driver,
+            Responder("req", "resp", state, read, latency=cfg.latency,
+                      ready_stall=Stall(cfg.seed, 1, cfg.p_req_ready),
+                      valid_stall=Stall(cfg.seed, 2, cfg.p_resp_valid)),
+            Sink("done", state, complete)]
+
+
+def program_setup(steps, mem, cfg: ProgramConfig):
+    """(processes, result) for :func:`tilecosim.sim.runner.run_bench`."""
+    res = ProgramResult()
+    return program_procs(steps, mem, cfg, res), res
+
+
+def simulate_program(steps: list[GoldenStep], mem: np.ndarray,
+                     cfg: ProgramConfig = ProgramConfig(), timing: dict | None = None):
+    """Run the golden steps' records through the tile system on ``cfg.backend``."""
+    from tilecosim.hdl.tiles.system import TileSystem
+    from tilecosim.sim.runner import run_bench
+    mem = np.asarray(mem, dtype=np.uint8)
+
+    def make():
+        return TileSystem(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr, depth=cfg.depth)
+    res = run_bench(cfg.backend, make, "tile_system", program_setup, (steps, mem, cfg),
+                    vcd=cfg.vcd, waves=cfg.waves, timing=timing,
+                    key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth)))
+    if res.first_record_cycle is not None and res.last_write_cycle is not None:
+        res.cycles = res.last_write_cycle - res.first_record_cycle + 1
+    return res
+
+
+def run_program(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig = ProgramConfig(),
+                timing: dict | None = None) -> tuple[ProgramResult, list[str]]:
+    """Simulate and compare: (result, problems), ``problems`` every disagreement in program
+    order -- fault codes, live registers, tile bytes, a time-out, a missing or an extra
+    completion."""
+    res = simulate_program(steps, mem, cfg, timing)
+    problems = []
+    for i, step in enumerate(steps):
+        want = step.fault["code"] if step.fault else 0
+        got = res.faults[i] if i < len(res.faults) else None
+        if got != want:
+            name = step.fault["name"] if step.fault else "no fault"
+            got_s = "no completion" if got is None else f"fault code {got}"
+            problems.append(f"line {step.line} ({step.text}): {got_s} from the RTL, "
+                            f"{name} (code {want}) from the model")
+    problems += res.mismatches
+    if len(res.faults) > len(steps):
+        problems.append(f"{len(res.faults) - len(steps)} completions more than instructions")
+    if res.timed_out:
+        problems.append("the tile system did not finish within the watchdog; waveform: "
+                        f"{res.waveform or cfg.vcd or cfg.waves}")
+    return res, problems
+
+
+def program_text_steps(text: str, regs: dict, mem, cfg: ProgramConfig) -> list[GoldenStep]:
+    """Parse and run a program's text on the Machine."""
+    from tilecosim.model.asm import parse_program
+    return golden_steps(parse_program(text), regs, mem, cfg.profile, cfg.lcfr)
+
