@@ -8,12 +8,16 @@ sources -- and the size of a global memory that holds its whole source.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
+
+import numpy as np
 
 from .dtypes import DTYPES, PadValue
 from .layouts import default_fractal
 from .tload import TLoadLayout, TLoadParams
 
-__all__ = ["random_tload", "QUEUES"]
+__all__ = ["random_tload", "QUEUES", "random_program", "PROGRAM_FAULTS", "INT_TYPES",
+           "tload_text"]
 
 QUEUES = ("T", "U", "M", "N")
 
@@ -56,3 +60,191 @@ def random_tload(rng: random.Random, layout: TLoadLayout | None = None, dtype: s
     outer, inner = (valid_col, valid_row) if layout.source_dn else (valid_row, valid_col)
     span = base + max(0, outer - 1) * eff + inner * e + 1
     return params, span + rng.randint(0, 64)
+
+
+# --- programs of the tile system --------------------------------------------------------
+
+#: what :func:`random_program` can aim its program at
+PROGRAM_FAULTS = ("TileAllocation", "TileReleased/released", "TileReleased/never",
+                  "IllegalInstruction/dst", "IllegalInstruction/float",
+                  "IllegalParameter/lcfr", "IllegalParameter/shape", "OutOfBounds")
+INT_TYPES = ("S8", "U8", "S16", "U16", "S32", "U32", "S64", "U64", "S4x2", "U4x2")
+_BASE_REGS = tuple(f"a{k}" for k in range(8)) + tuple(f"s{k}" for k in range(12))
+
+
+def tload_text(p: TLoadParams, base: str, stride: str | None) -> str:
+    """A TLOAD's text, its source in the registers ``base`` (and ``stride``)."""
+    col = p.valid_col if p.col is None else p.col
+    src = f"[{base}, {stride}]" if stride else f"[{base}]"
+    dsts = ", ".join(f"{q}<{s}>" for q, s in p.outputs)
+    return (f"TLOAD.{p.layout.name} <LB0:{p.valid_col}, LB1:{p.valid_row}, LB2:{col}, "
+            f"{p.dtype.name}, {p.pad.name}>, {src}, ->{dsts}")
+
+
+def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | None = None,
+                   fault: str | None = None, layout: TLoadLayout | None = None,
+                   dtype: str | None = None, pressure: bool = False, index16: bool = False,
+                   lcfr_max: int = 4096) -> tuple[list[str], dict[str, int]]:
+    """A random program of TLOAD/TADD/TSUB for the tile system: (lines, scalar registers).
+
+    It is built against a golden Machine (``arith="integer"``) as it goes, so that its
+    TADD/TSUBs mostly read live registers of matching shape.  ``length`` instructions
+    (1..64, drawn when None) before an optional ``fault`` (one of :data:`PROGRAM_FAULTS`)
+    that ends it; a program may also end early at a fault it runs into (a full queue).
+    ``layout``/``dtype`` steer the TLOAD shapes, ``pressure`` loads one queue until it
+    is full, ``index16`` reads a source as ``Q#16``.
+    """
+    from .faults import Fault
+    from .machine import Machine
+    from .tload import LCFR
+    length = length if length is not None else rng.choice(
+        [rng.randint(1, 8), rng.randint(4, 24), rng.randint(16, 64)])
+    regs: dict[str, int] = {}
+    templates = []
+    for k in range(rng.randint(1, 3)):
+        dt = dtype or (rng.choice(INT_TYPES) if rng.random() < 0.9 else rng.choice(list(DTYPES)))
+        lay = layout if (layout is not None and (k == 0 or rng.random() < 0.5)) else None
+        while True:
+            p, span = random_tload(rng, lay, dt, sizes=(256, 512, 1024), n=rng.choice(
+                [1, 1, 1, 2, rng.randint(1, 4)]))
+            if span <= mem_size // 4:
+                break
+        stride = None
+        if p.stride is not None:
+            stride = f"t{k}"
+            regs[stride] = p.stride
+        templates.append((p, stride, span))
+    max_span = max(s for _, _, s in templates)
+    bases = list(_BASE_REGS[:rng.randint(2, 8)])
+    for b in bases:
+        regs[b] = rng.randint(0, mem_size - max_span)
+    machine = Machine(np.zeros(mem_size, np.uint8), dict(regs),
+                      lcfr=LCFR(256, lcfr_max), arith="integer")
+    lines: list[str] = []
+
+    def tload_line(queue=None, template=None):
+        p, stride, _ = template or rng.choice(templates)
+        qs = [queue or rng.choice(QUEUES) for _ in p.outputs]
+        p = replace(p, outputs=tuple((q, p.outputs[0][1]) for q in qs))
+        return tload_text(p, rng.choice(bases), stride)
+
+    def groups():
+        """Live registers of the queues, grouped by what TADD requires equal."""
+        out: dict = {}
+        for name, img in machine.tiles.live():
+            if "#" in name:
+                out.setdefault((img.dtype.name, img.layout, img.rows, img.cols, img.size),
+                               []).append(name)
+        return out
+
+    def ew_line():
+        gs = [g for key, g in groups().items() if key[0] in INT_TYPES or rng.random() < 0.05]
+        if not gs:
+            return None
+        g = rng.choice(gs)
+        a, b = rng.choice(g), rng.choice(g)
+        ra = ".reuse" if rng.random() < 0.5 else ""
+        rb = ".reuse" if rng.random() < 0.5 else ""
+        return f"{rng.choice(['TADD', 'TSUB'])} {a}{ra}, {b}{rb}, ->{rng.choice(QUEUES)}"
+
+    def emit(line) -> bool:
+        """Run ``line`` on the machine; False when it faulted (the program ends)."""
+        lines.append(line)
+        try:
+            machine.execute(line)
+        except Fault:
+            return False
+        return True
+
+    focus = rng.choice(QUEUES)
+    while len(lines) < length:
+        if pressure and machine.tiles.free_slots(focus) > 0:
+            line = tload_line(focus)
+        elif index16 and len(lines) < length:
+            line = tload_line(focus) if len(machine.tiles._history[focus]) < 16 else None
+            if line is None:
+                hist = machine.tiles._history[focus]
+                if hist[15].live and rng.random() < 0.8:
+                    line = f"TADD {focus}#16.reuse, {focus}#1, ->{rng.choice(QUEUES)}"
+                    index16 = False
+                else:
+                    line = ew_line() or tload_line()
+        elif rng.random() < 0.5:
+            line = ew_line() or tload_line()
+        else:
+            line = tload_line(focus if rng.random() < 0.3 else None)
+        if not emit(line):
+            return lines, regs
+    if fault:
+        _fault_tail(rng, fault, machine, lines, regs, templates, bases, tload_line, emit,
+                    mem_size, lcfr_max)
+    return lines, regs
+
+
+def _fault_tail(rng, fault, machine, lines, regs, templates, bases, tload_line, emit,
+                mem_size, lcfr_max):
+    """Instructions that end the program with ``fault``."""
+    tiles = machine.tiles
+    if fault == "TileAllocation":
+        q = rng.choice(QUEUES)
+        for _ in range(17):
+            if not emit(tload_line(q)):
+                return
+    elif fault == "TileReleased/released":
+        for _ in range(4):
+            dead = [(q, k) for q in QUEUES for k, a in enumerate(tiles._history[q], 1)
+                    if not a.live]
+            if dead:
+                q, k = rng.choice(dead)
+                other = next((n for n, _ in tiles.live() if "#" in n), f"{q}#{k}")
+                emit(f"TADD {q}#{k}, {other}, ->U")
+                return
+            live = [n for n, _ in tiles.live() if "#" in n]
+            if not live:
+                if not emit(tload_line()):
+                    return
+                continue
+            a = rng.choice(live)
+            if not emit(f"TSUB {a}, {a}, ->{rng.choice(QUEUES)}"):
+                return
+    elif fault == "TileReleased/never":
+        q = min(QUEUES, key=lambda q: len(tiles._history[q]))
+        n = len(tiles._history[q])
+        if n >= 16:
+            emit(f"TADD ACC, ACC, ->{q}")
+        else:
+            emit(f"TADD {q}#{rng.randint(n + 1, 16)}, {q}#{rng.randint(n + 1, 16)}, ->T")
+    elif fault == "IllegalInstruction/dst":
+        if rng.random() < 0.5:
+            p, stride, _ = rng.choice(templates)
+            emit(tload_text(replace(p, outputs=(("ACC", p.outputs[0][1]),)),
+                            rng.choice(bases), stride))
+        else:
+            live = [n for n, _ in tiles.live() if "#" in n]
+            if not live and not emit(tload_line()):
+                return
+            live = [n for n, _ in tiles.live() if "#" in n]
+            a = rng.choice(live)
+            emit(f"TADD {a}.reuse, {a}, ->{rng.choice(['ACC', 'S'])}")
+    elif fault == "IllegalInstruction/float":
+        dt = rng.choice(["FP16", "FP32", "BF16", "E4M3"])
+        p, span = random_tload(rng, TLoadLayout.NORM, dt, sizes=(256,), n=1)
+        q = rng.choice(QUEUES)
+        text = tload_text(replace(p, stride=None, outputs=((q, 256),)), rng.choice(bases), None)
+        if emit(text) and emit(text):
+            emit(f"TADD {q}#1, {q}#2, ->{rng.choice(QUEUES)}")
+    elif fault == "IllegalParameter/lcfr":
+        size = lcfr_max * 2
+        emit(f"TLOAD.NORM <LB0:{size // 2}, LB1:1, S16, Zero>, [{rng.choice(bases)}], "
+             f"->{rng.choice(QUEUES)}<{size}>")
+    elif fault == "IllegalParameter/shape":
+        q = rng.choice(QUEUES)
+        if emit(f"TLOAD.NORM <LB0:128, LB1:2, S8, Zero>, [{bases[0]}], ->{q}<256>") and \
+                emit(f"TLOAD.NORM <LB0:64, LB1:4, S8, Zero>, [{bases[0]}], ->{q}<256>"):
+            emit(f"TADD {q}#1, {q}#2, ->{rng.choice(QUEUES)}")
+    elif fault == "OutOfBounds":
+        regs["t6"] = mem_size - rng.randint(0, 8)
+        machine.regs["t6"] = regs["t6"]
+        emit(f"TLOAD.NORM <LB0:16, LB1:4, S16, Zero>, [t6], ->{rng.choice(QUEUES)}<256>")
+    else:
+        raise ValueError(f"fault={fault!r}: one of {', '.join(PROGRAM_FAULTS)}")

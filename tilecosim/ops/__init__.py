@@ -123,9 +123,10 @@ class Operation:
 def _registry() -> list[Operation]:
     from .load_align import LoadAlign
     from .load_data_with_transpose import LoadDataWithTranspose
+    from .program import Program
     from .store_align import StoreAlign
     from .tload import TLoad
-    return [TLoad(), LoadDataWithTranspose(), LoadAlign(), StoreAlign()]
+    return [TLoad(), LoadDataWithTranspose(), LoadAlign(), StoreAlign(), Program()]
 
 
 #: every operation, in the order of the tool's listings

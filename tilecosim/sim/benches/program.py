@@ -34,8 +34,8 @@ from tilecosim.model.layouts import tile_offsets
 from tilecosim.model.machine import Machine
 from tilecosim.model.tload import LCFR, TILE_QUEUES
 
-__all__ = ["ProgramConfig", "ProgramResult", "GoldenStep", "golden_steps", "simulate_program", "program_text_steps",
-           "run_program", "program_setup", "DEFAULT_LCFR"]
+__all__ = ["ProgramConfig", "ProgramResult", "GoldenStep", "golden_steps", "simulate_programs", "program_text_steps",
+           "run_program", "run_programs", "compare_program", "program_setup", "DEFAULT_LCFR"]
 
 DEFAULT_LCFR = (256, 4096)
 MASK64 = (1 << 64) - 1
@@ -111,16 +111,17 @@ def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
     return steps
 
 
-def _budget(steps, cfg: ProgramConfig) -> int:
-    """The watchdog: 10 x (beats of every tile written and read back) + 200 per
-    instruction + 500."""
+def _budget(programs, cfg: ProgramConfig) -> int:
+    """The watchdog: 10 x (records + beats of every tile written and read back) + 200 per
+    instruction + 500 per program."""
     W = cfg.width
     work = 0
+    steps = [s for prog in programs for s in prog]
     for s in steps:
         work += len(s.beats) + sum(img.size // W for _, img in s.live) * (cfg.check == "each")
         work += sum(img.size // W for name, img in s.live if name.split("#")[0] in TILE_QUEUES
                     and s.names and name in s.names) * 2
-    return cfg.max_cycles or (10 * work + 200 * len(steps) + 500)
+    return cfg.max_cycles or (10 * work + 200 * len(steps) + 500 * len(programs))
 
 
 def _live_bits(live) -> dict[str, set[int]]:
@@ -136,9 +137,10 @@ def _describe(q: str, idxs) -> str:
     return ", ".join(f"{q}#{k}" for k in sorted(idxs)) or "none"
 
 
-def program_procs(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig,
-                  res: ProgramResult):
-    """The bench processes (simulator-neutral, :mod:`tilecosim.sim.api`)."""
+def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: ProgramConfig,
+                  results: list[ProgramResult]):
+    """The bench processes (simulator-neutral, :mod:`tilecosim.sim.api`): the programs one
+    after the other, the design reset for 2 cycles before each but the first."""
     from tilecosim.hdl.common import Completion
     from tilecosim.hdl.tiles.types import QUEUE_CODES, DebugAddr, LookupStatus
     from tilecosim.hdl.tload.types import MemRequest
@@ -146,8 +148,10 @@ def program_procs(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig,
     from tilecosim.sim.stall import Stall
     from tilecosim.sim.streams import Responder, Sink, Source
     W = cfg.width
-    state = {"cycle": 0, "done": False, "written": False}
-    clock = watchdog(state, _budget(steps, cfg), lambda: setattr(res, "timed_out", True))
+    state = {"cycle": 0, "done": False, "in_reset": False}
+    cur = {"res": results[0]}
+    clock = watchdog(state, _budget(programs, cfg),
+                     lambda: setattr(cur["res"], "timed_out", True))
     source = Source("records", [], state, stall=Stall(cfg.seed, 0, cfg.p_record_valid))
     junk = bytes([0xA5]) * W
 
@@ -160,6 +164,9 @@ def program_procs(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig,
         return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:W - n], "little")
 
     def complete(bits, cycle):
+        if state["in_reset"]:
+            return
+        res = cur["res"]
         f = unpack(Completion, bits).fault
         res.faults.append(int(getattr(f, "value", f)))
         res.done_cycles.append(cycle)
@@ -168,7 +175,8 @@ def program_procs(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig,
         """Counts the cycles with a tile write, and the first one after each block."""
         while not state["done"]:
             (w,) = await port.tick("wr_active")
-            if w:
+            res = cur["res"]
+            if w and not state["in_reset"]:
                 cyc = state["cycle"] - 1
                 res.write_cycles += 1
                 res.last_write_cycle = cyc
@@ -177,6 +185,7 @@ def program_procs(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig,
     writes.background = True
 
     async def check(port, step: GoldenStep):
+        res = cur["res"]
         where = f"after line {step.line} ({step.text})"
         (bits,) = await port.tick("live")
         want = _live_bits(step.live)
@@ -223,11 +232,26 @@ def program_procs(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig,
         res.checked += 1
 
     async def wait_done(port, n):
-        while len(res.faults) < n and not state["done"]:
+        while len(cur["res"].faults) < n and not state["done"]:
             await port.tick()
 
     async def driver(port):
         port.set("mem_size", min(mem.size, MASK64))
+        for k, steps in enumerate(programs):
+            if k:
+                state["in_reset"] = True
+                port.set("rst", 1)
+                await port.tick()
+                await port.tick()
+                port.set("rst", 0)
+                state["in_reset"] = False
+            cur["res"] = results[k]
+            await run_one(port, steps, results[k])
+            if state["done"]:
+                return
+        state["done"] = True
+
+    async def run_one(port, steps, res):
         for i, step in enumerate(steps):
             accepted = []
             source.accepted = accepted
@@ -245,7 +269,6 @@ def program_procs(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig,
         await wait_done(port, len(steps))
         if cfg.check == "end" and steps and not state["done"]:
             await check(port, steps[-1])
-        state["done"] = True
 
     return [clock, writes, driver,
             Responder("req", "resp", state, read, latency=cfg.latency,
@@ -254,35 +277,48 @@ def program_procs(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig,
             Sink("done", state, complete)]
 
 
-def program_setup(steps, mem, cfg: ProgramConfig):
-    """(processes, result) for :func:`tilecosim.sim.runner.run_bench`."""
-    res = ProgramResult()
-    return program_procs(steps, mem, cfg, res), res
+def program_setup(programs, mem, cfg: ProgramConfig):
+    """(processes, results) for :func:`tilecosim.sim.runner.run_bench`."""
+    results = [ProgramResult() for _ in programs]
+    return program_procs(programs, mem, cfg, results), results
 
 
-def simulate_program(steps: list[GoldenStep], mem: np.ndarray,
-                     cfg: ProgramConfig = ProgramConfig(), timing: dict | None = None):
-    """Run the golden steps' records through the tile system on ``cfg.backend``."""
+def simulate_programs(programs: list[list[GoldenStep]], mem: np.ndarray,
+                      cfg: ProgramConfig = ProgramConfig(), timing: dict | None = None):
+    """Run the golden steps' records of each program through the tile system on
+    ``cfg.backend``, in one simulator start; one result per program."""
     from tilecosim.hdl.tiles.system import TileSystem
     from tilecosim.sim.runner import run_bench
     mem = np.asarray(mem, dtype=np.uint8)
 
     def make():
         return TileSystem(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr, depth=cfg.depth)
-    res = run_bench(cfg.backend, make, "tile_system", program_setup, (steps, mem, cfg),
-                    vcd=cfg.vcd, waves=cfg.waves, timing=timing,
-                    key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth)))
-    if res.first_record_cycle is not None and res.last_write_cycle is not None:
-        res.cycles = res.last_write_cycle - res.first_record_cycle + 1
-    return res
+    results = run_bench(cfg.backend, make, "tile_system", program_setup, (programs, mem, cfg),
+                        vcd=cfg.vcd, waves=cfg.waves, timing=timing,
+                        key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth)))
+    for res in results:
+        if res.first_record_cycle is not None and res.last_write_cycle is not None:
+            res.cycles = res.last_write_cycle - res.first_record_cycle + 1
+    return results
+
+
+def run_programs(programs: list[list[GoldenStep]], mem: np.ndarray,
+                 cfg: ProgramConfig = ProgramConfig(), timing: dict | None = None):
+    """Simulate and compare each program: [(result, problems)]."""
+    results = simulate_programs(programs, mem, cfg, timing)
+    return [(res, compare_program(steps, res, cfg)) for steps, res in zip(programs, results)]
 
 
 def run_program(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig = ProgramConfig(),
                 timing: dict | None = None) -> tuple[ProgramResult, list[str]]:
-    """Simulate and compare: (result, problems), ``problems`` every disagreement in program
-    order -- fault codes, live registers, tile bytes, a time-out, a missing or an extra
-    completion."""
-    res = simulate_program(steps, mem, cfg, timing)
+    """Simulate one program and compare: (result, problems)."""
+    return run_programs([steps], mem, cfg, timing)[0]
+
+
+def compare_program(steps: list[GoldenStep], res: ProgramResult,
+                    cfg: ProgramConfig) -> list[str]:
+    """Every disagreement in program order -- fault codes, live registers, tile bytes, a
+    time-out, a missing or an extra completion."""
     problems = []
     for i, step in enumerate(steps):
         want = step.fault["code"] if step.fault else 0
@@ -298,7 +334,7 @@ def run_program(steps: list[GoldenStep], mem: np.ndarray, cfg: ProgramConfig = P
     if res.timed_out:
         problems.append("the tile system did not finish within the watchdog; waveform: "
                         f"{res.waveform or cfg.vcd or cfg.waves}")
-    return res, problems
+    return problems
 
 
 def program_text_steps(text: str, regs: dict, mem, cfg: ProgramConfig) -> list[GoldenStep]:

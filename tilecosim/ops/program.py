@@ -1,0 +1,244 @@
+"""Programs of the tile system (seeds 000 and 002): TLOAD, TADD and TSUB over the tile
+register file, checked against the golden Machine after every instruction.
+
+A scenario is a program of 1..64 instructions and its scalar registers
+(:func:`tilecosim.model.scenarios.random_program`).
+
+Coverage bins (29)
+  ``program.layout:LAYOUT``   -- a TLOAD of each layout through the system
+  ``program.outputs:multi``   -- a TLOAD with 2..8 outputs
+  ``program.lane:ESIZE``      -- a TADD/TSUB on each lane width (b4x2, b8, b16, b32, b64)
+  ``program.op:OP``           -- TADD, TSUB
+  ``program.source:S``        -- a source kept (``.reuse``) or released
+  ``program.index:16``        -- a source read as ``Q#16``
+  ``program.queue:full``      -- a queue with all 16 registers live
+  ``program.fault:KIND``      -- each fault a program can end with
+                                 (:data:`~tilecosim.model.scenarios.PROGRAM_FAULTS`)
+  ``program.fault_after:N``   -- the fault at instruction 1, 2..8, 9..32, 33..
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilecosim.model.display import seeded_memory
+from tilecosim.model.faults import Fault
+from tilecosim.model.scenarios import INT_TYPES, PROGRAM_FAULTS, random_program
+from tilecosim.model.tload import TILE_QUEUES, TLoadLayout
+
+from . import Operation, Outcome, Top
+
+__all__ = ["Program", "ProgramItem", "program_bins", "fault_kind", "MEM_SIZE"]
+
+MEM_SIZE = 1 << 16
+LCFR_MAX = 4096
+LANES = ("b4x2", "b8", "b16", "b32", "b64")
+FAULT_AFTER = ("1", "2..8", "9..32", "33..")
+
+
+@dataclass(frozen=True)
+class ProgramItem:
+    """One program: its lines and the scalar registers it reads."""
+    lines: tuple[str, ...]
+    regs: tuple[tuple[str, int], ...]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+    def __len__(self):
+        return len(self.lines)
+
+
+def fault_kind(f: Fault) -> str:
+    """The ``program.fault`` bin of a fault."""
+    msg = f.message
+    if f.name == "TileReleased":
+        return ("TileReleased/never" if "never been written" in msg or "holds no tile" in msg
+                else "TileReleased/released")
+    if f.name == "IllegalInstruction":
+        return "IllegalInstruction/float" if "arithmetic" in msg else "IllegalInstruction/dst"
+    if f.name == "IllegalParameter":
+        return "IllegalParameter/lcfr" if "LCFR" in msg else "IllegalParameter/shape"
+    return f.name
+
+
+def _after(n: int) -> str:
+    return "1" if n == 1 else "2..8" if n <= 8 else "9..32" if n <= 32 else "33.."
+
+
+def _lane(dt) -> str:
+    return "b4x2" if dt.name.endswith("x2") else f"b{8 * dt.esize}"
+
+
+def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | None, list[str]]:
+    """(the fault that ends the program or None, the bins it hits), from the golden Machine."""
+    from tilecosim.model.asm import TLoadInsn, parse_program
+    from tilecosim.model.machine import Machine
+    from tilecosim.model.tload import LCFR
+    m = Machine(np.zeros(mem_size, np.uint8), dict(item.regs), lcfr=LCFR(256, LCFR_MAX),
+                arith="integer")
+    bins: set[str] = set()
+    for n, (_, insn) in enumerate(parse_program(item.text), 1):
+        try:
+            step = m.execute(insn)
+        except Fault as f:
+            bins |= {f"program.fault:{fault_kind(f)}", f"program.fault_after:{_after(n)}"}
+            return f, sorted(bins)
+        if isinstance(insn, TLoadInsn):
+            bins.add(f"program.layout:{insn.layout.name}")
+            if len(insn.dsts) > 1:
+                bins.add("program.outputs:multi")
+        else:
+            bins |= {f"program.op:{insn.op}", f"program.lane:{_lane(step.tiles[0].dtype)}"}
+            for src in (insn.src0, insn.src1):
+                bins.add(f"program.source:{'reuse' if src.reuse else 'release'}")
+                if src.index == 16:
+                    bins.add("program.index:16")
+        if any(m.tiles.free_slots(q) == 0 for q in TILE_QUEUES):
+            bins.add("program.queue:full")
+    return None, sorted(bins)
+
+
+def _config(backend: str, seed: int, stall: float):
+    from tilecosim.sim.benches.program import ProgramConfig
+    ok = 1 - stall
+    return ProgramConfig(seed=seed, p_req_ready=ok, p_resp_valid=ok, p_record_valid=ok,
+                         backend=backend, lcfr=(256, LCFR_MAX))
+
+
+def _system(width: int):
+    def make(profile: str = "finite"):
+        from tilecosim.hdl.tiles.system import TileSystem
+        return TileSystem(width=width, profile=profile)
+    return make
+
+
+class Program(Operation):
+    name = "program"
+    seed_name = "tile system"
+    tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TADD/TSUB, W = 32"),)
+    tests = ("tests/hdl/test_tiles.py",)
+    regress = True
+    batch = {"amaranth": 4, "verilog": 16}
+
+    def bins(self) -> list[str]:
+        return ([f"program.layout:{lay.name}" for lay in TLoadLayout]
+                + ["program.outputs:multi"]
+                + [f"program.lane:{e}" for e in LANES]
+                + ["program.op:TADD", "program.op:TSUB", "program.source:reuse",
+                   "program.source:release", "program.index:16", "program.queue:full"]
+                + [f"program.fault:{k}" for k in PROGRAM_FAULTS]
+                + [f"program.fault_after:{a}" for a in FAULT_AFTER])
+
+    def draw(self, rng: random.Random, hint: str | None):
+        point, _, value = (hint or "").partition(":")
+        kw: dict = {}
+        if point == "program.layout":
+            kw["layout"] = TLoadLayout[value]
+        elif point == "program.lane":
+            kw["dtype"] = rng.choice([t for t in INT_TYPES if _lane_name(t) == value])
+        elif hint == "program.index:16":
+            kw.update(index16=True, length=rng.randint(18, 40))
+        elif hint == "program.queue:full":
+            kw["pressure"] = True
+        elif point == "program.fault":
+            kw["fault"] = value
+        elif point == "program.fault_after":
+            kw["fault"] = rng.choice(PROGRAM_FAULTS if value != "1" else
+                                     ("IllegalParameter/lcfr", "OutOfBounds",
+                                      "TileReleased/never"))
+            lo, hi = {"1": (0, 0), "2..8": (1, 6), "9..32": (8, 30), "33..": (32, 60)}[value]
+            kw["length"] = rng.randint(lo, hi)
+        elif rng.random() < 0.3:
+            kw["fault"] = rng.choice(PROGRAM_FAULTS)
+        for _ in range(20):
+            lines, regs = random_program(rng, MEM_SIZE, lcfr_max=LCFR_MAX, **kw)
+            item = ProgramItem(tuple(lines), tuple(sorted(regs.items())))
+            fault, bins = program_bins(item)
+            if hint is None or hint in bins:
+                break
+        return item, fault, bins
+
+    def image(self, seed: int):
+        return seeded_memory(seed, MEM_SIZE)
+
+    def run(self, items, backend, image, seed, stall) -> Outcome:
+        from tilecosim.model.asm import parse_program
+        from tilecosim.sim.benches.program import golden_steps, run_programs
+        cfg = _config(backend, seed, stall)
+        programs = [golden_steps(parse_program(it.text), dict(it.regs), image, cfg.profile,
+                                 cfg.lcfr) for it in items]
+        got = run_programs(programs, image, cfg)
+        problems, cycles, ideal, waveform = {}, 0, 0, None
+        for i, (res, probs) in enumerate(got):
+            if probs:
+                problems[i] = probs[0] + (f" (and {len(probs) - 1} more)" if len(probs) > 1
+                                          else "")
+            if res.timed_out:
+                waveform = res.waveform
+            cycles += res.cycles or 0
+            ideal += res.write_cycles
+        return Outcome(problems, waveform, cycles, ideal)
+
+    def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
+        lines = " ".join(shlex.quote(x) for x in item.lines)
+        regs = " ".join(f"--reg {k}={v}" for k, v in item.regs)
+        tail = f" --stall {stall:g}" if stall else ""
+        return (f"printf '%s\\n' {lines} | tilecosim run - {regs} --mem-seed {mem_seed} "
+                f"--mem-size {MEM_SIZE} --lcfr 256:{LCFR_MAX} --backend {backend} "
+                f"--seed {seed}{tail}")
+
+    def cross_check(self, backend: str, harness: bool = False) -> dict:
+        """The seed's example in integer types, a TLOAD of every layout with two outputs,
+        TADD/TSUB of every lane, and a program that ends in TileAllocation; with
+        back-pressure on every port."""
+        from tilecosim.model.asm import parse_program
+        from tilecosim.sim.benches.program import golden_steps, run_programs
+        texts = _CROSS_PROGRAMS
+        mem = seeded_memory(9, MEM_SIZE)
+        cfg = _config(backend, 4, 0.2)
+        programs = [golden_steps(parse_program(t), dict(_CROSS_REGS), mem, cfg.profile, cfg.lcfr)
+                    for t in texts]
+        got = run_programs(programs, mem, cfg)
+        out = {}
+        for k, (res, probs) in enumerate(got):
+            assert not probs, "\n".join(probs)
+            o = res.first_record_cycle
+            out[k] = {"done": [c - o for c in res.done_cycles], "faults": res.faults,
+                      "write cycles": res.write_cycles}
+        return out
+
+
+def _lane_name(t: str) -> str:
+    from tilecosim.model.dtypes import dtype
+    return _lane(dtype(t))
+
+
+_CROSS_REGS = (("a0", 0), ("a1", 512), ("a2", 1024), ("a3", 8192), ("t0", 96))
+_CROSS_PROGRAMS = (
+    # the seed's tile-register example, in integer types
+    "TLOAD.NORM <LB0:16, LB1:16, S16, Zero>, [a0], ->T<512>\n"
+    "TLOAD.NORM <LB0:16, LB1:16, S16, Zero>, [a1], ->T<512>\n"
+    "TLOAD.NORM <LB0:16, LB1:16, S16, Zero>, [a2], ->T<512>\n"
+    "TADD T#2.reuse, T#3, ->U\n"
+    "TSUB T#2, T#1, ->U\n",
+    # every layout with two outputs, then TADD/TSUB of every lane
+    "TLOAD.ND2NZ <LB0:30, LB1:14, LB2:32, S16, Max>, [a0, t0], ->T<512>, U<512>\n"
+    "TLOAD.ND2ZN <LB0:64, LB1:30, S8, Min>, [a1], ->M<1KB>, M<1KB>\n"
+    "TLOAD.DN2NZ <LB0:8, LB1:32, S32, Null>, [a2], ->N<512>, N<512>\n"
+    "TLOAD.DN2ZN <LB0:16, LB1:16, U32, Zero>, [a3], ->T<512>, T<512>\n"
+    "TLOAD.NORM <LB0:64, LB1:4, U64, Max>, [a0], ->U<1KB>, U<1KB>\n"
+    "TADD M#1.reuse, M#2.reuse, ->T\n"
+    "TSUB N#2, N#1, ->T\n"
+    "TADD U#1, U#2, ->U\n"
+    "TLOAD.NORM <LB0:256, LB1:2, S4x2, Min>, [a1], ->N<256>, N<256>\n"
+    "TSUB N#1, N#2.reuse, ->M\n"
+    "TADD T#5, T#5.reuse, ->T\n",
+    # a queue filled: 16 TLOADs, then one too many
+    "".join("TLOAD.NORM <LB0:128, LB1:2, U8, Zero>, [a0], ->M<256>\n" for _ in range(17)),
+)
