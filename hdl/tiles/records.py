@@ -111,7 +111,8 @@ class RecordAssembler(wiring.Component):
                                      ins.src[k].reuse.eq(rec.f2)]
                 with m.If(acc.nsrc != 3):
                     m.d.comb += nxt.nsrc.eq(acc.nsrc + 1)
-        with m.If(~nxt.started):
+        bstart = (rec.kind == RecordKind.BSTART_TMA) | (rec.kind == RecordKind.BSTART_TEW)
+        with m.If(~bstart & ~acc.started):            # a record before any BSTART
             m.d.comb += ins.bad.eq(1)
         return nxt
 

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from tilecosim import ops
 from tilecosim.flows import regress
 from tilecosim.flows.coverage import OPS, all_bins
 from tilecosim.model.faults import Fault
@@ -43,7 +44,7 @@ def test_regress_json_and_table(tmp_path):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     obj = json.loads(r.stdout.splitlines()[-1])
     assert obj["scenarios"] == 30 and obj["mismatches"] == 0
-    assert set(obj["coverage"]) == {b for op in OPS for b in all_bins(op)}
+    assert set(obj["coverage"]) == {b for op in ops.regress_default_names() for b in all_bins(op)}
     assert sorted(obj["uncovered"]) == sorted(b for b, n in obj["coverage"].items() if n == 0)
     assert obj["faults_checked"] == sum(o["faults_checked"] for o in obj["ops"])
     assert "tload" in r.stdout and "load-align" in r.stdout and "scenarios" in r.stdout

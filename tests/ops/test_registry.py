@@ -8,10 +8,12 @@ from tilecosim import ops
 from tilecosim.flows import coverage
 
 
-def test_the_registry_holds_the_four_operations_once_each():
-    assert ops.names() == ["tload", "load-data-with-transpose", "load-align", "store-align"]
+def test_the_registry_holds_the_operations_once_each():
+    assert ops.names() == ["tload", "load-data-with-transpose", "load-align", "store-align",
+                           "program"]
     assert [op.seed_name for op in ops.REGISTRY] == ["TLOAD", "LoadDataWithTranspose",
-                                                     "LoadAlign", "StoreAlign"]
+                                                     "LoadAlign", "StoreAlign", "tile system"]
+    assert ops.regress_default_names() == ["tload", "load-data-with-transpose", "load-align"]
     tops = [t.name for t in ops.tops()]
     assert len(tops) == len(set(tops))
     with pytest.raises(KeyError, match="'bogus' is not an operation"):
@@ -21,13 +23,15 @@ def test_the_registry_holds_the_four_operations_once_each():
 def test_tops_are_the_verilog_listing():
     assert [t.name for t in ops.tops()] == ["tload_engine", "tload_engine_w64",
                                             "square_transpose", "l1l0_engine",
-                                            "load_align_unit", "store_align_unit"]
+                                            "load_align_unit", "store_align_unit",
+                                            "tile_system"]
 
 
 def test_coverage_counts_are_those_of_the_report():
-    """148 TLOAD, 74 LoadDataWithTranspose and 114 LoadAlign bins (336 in all)."""
-    assert coverage.OPS == ("tload", "load-data-with-transpose", "load-align")
-    assert [len(coverage.all_bins(op)) for op in coverage.OPS] == [148, 74, 114]
+    """148 TLOAD, 74 LoadDataWithTranspose and 114 LoadAlign bins (336 in all), and 29 of
+    the programs of the tile system."""
+    assert coverage.OPS == ("tload", "load-data-with-transpose", "load-align", "program")
+    assert [len(coverage.all_bins(op)) for op in coverage.OPS] == [148, 74, 114, 29]
     for op in coverage.OPS:
         bins = coverage.all_bins(op)
         assert len(bins) == len(set(bins))
@@ -54,14 +58,17 @@ def test_a_batch_runs_clean_and_its_repro_line_names_the_subcommand(name, tmp_pa
     got = op.run(items, "amaranth", op.image(5), 3, 0.0)
     assert got.problems == {} and got.waveform is None
     line = op.repro(items[0], "amaranth", 5, tmp_path / "img.bin", 0.0, 3)
-    assert line.startswith(f"tilecosim {name} ")
+    sub = "run - " if name == "program" else f"{name} "
+    assert f"tilecosim {sub}" in line and line.startswith(("tilecosim ", "printf "))
 
 
-@pytest.mark.parametrize("name", ops.names())
+@pytest.mark.parametrize("name", [n for n in ops.names() if n != "program"])
 def test_every_operation_has_a_batch_harness_equal_to_its_python_bench(name):
-    """The fixed scenario set of each operation through its batch harness (with the build
+    """The fixed scenario set of each engine through its batch harness (with the build
     regress uses) on Amaranth's simulator: the golden model's results (cross_check asserts
-    them) and the same cycle for every event as the Python-driven bench."""
+    them) and the same cycle for every event as the Python-driven bench.  (Programs of the
+    tile system have no harness inside the design: their checks after every instruction
+    read the register file through the debug port from the bench.)"""
     op = ops.get(name)
     assert op.harness_batch > 0
     assert op.cross_check("amaranth", harness=True) == op.cross_check("amaranth")

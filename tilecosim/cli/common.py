@@ -108,7 +108,7 @@ def lcfr_arg(text):
         raise argparse.ArgumentTypeError(f"--lcfr {text!r}: need 256 <= MIN <= MAX")
     return LCFR(lo, hi)
 
-def add_hdl_options(p, tload: bool = True):
+def add_hdl_options(p, tload: bool = True, transpose: bool = True):
     g = p.add_argument_group("HDL backends")
     if tload:
         g.add_argument("--width", type=any_int("--width"), choices=(32, 64), default=32,
@@ -121,8 +121,10 @@ def add_hdl_options(p, tload: bool = True):
                    help="probability of idle/back-pressure on every port each cycle (default 0)")
     g.add_argument("--seed", type=seed_arg("--seed"), default=0, metavar="S",
                    help="seed of the idle/back-pressure patterns (default 0)")
-    g.add_argument("--transpose", choices=("square", "naive"), default="square",
-                   help="transpose unit: one square, alternating orientation (default) or naive")
+    if transpose:
+        g.add_argument("--transpose", choices=("square", "naive"), default="square",
+                       help="transpose unit: one square, alternating orientation (default) "
+                            "or naive")
     g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
     g.add_argument("--waves", metavar="FILE.fst",
                    help="icarus, verilator: write an FST waveform of the run")
@@ -131,14 +133,16 @@ def add_regs(p):
     p.add_argument("--reg", action="append", default=[], metavar="NAME=VALUE",
                    help="set a scalar register, e.g. --reg a0=64 --reg a2=0x1000 (repeatable)")
 
-def add_machine(p):
+def add_machine(p, lcfr_default=LCFR()):
     p.add_argument("--mem", metavar="FILE", help="raw bytes of global memory (default: a ramp)")
     p.add_argument("--mem-size", type=int_arg("--mem-size"), default=DEFAULT_MEM_SIZE,
                    metavar="BYTES", help=f"size of the ramp memory (default {DEFAULT_MEM_SIZE})")
     p.add_argument("--profile", choices=PROFILES, default="finite",
                    help="pad values for Max/Min: largest finite (default) or +/-inf")
-    p.add_argument("--lcfr", metavar="MIN:MAX", type=lcfr_arg, default=LCFR(),
-                   help="tile-size limits in bytes (default 256:262144)")
+    p.add_argument("--lcfr", metavar="MIN:MAX", type=lcfr_arg, default=lcfr_default,
+                   help="tile-size limits in bytes (default 256:262144"
+                        + (", and 256:4096 with an HDL backend)" if lcfr_default is None
+                           else ")"))
 
 
 # --- checks and printouts --------------------------------------------------------------------

@@ -25,6 +25,8 @@ examples:
   tilecosim regress --backend verilator --ops tload --count 200 --seed 3 --json
   tilecosim regress --backend verilator --count 20000      # about a minute on 2 cores
   tilecosim regress --cluster local:2 --count 200 --seed 1 # a Dask LocalCluster
+  tilecosim regress --backend verilator --ops program --count 500  # whole programs on
+                                                    # the RTL tile system, about 2 minutes
 
 On machines of a Dask cluster (README, "Regressions on several machines"): start
 `dask scheduler` on one host, `dask worker tcp://HOST:8786 --nworkers N --nthreads 1` on
@@ -59,12 +61,17 @@ def _ops_arg(text):
 
 def add_parsers(sub) -> dict:
     from tilecosim.flows.coverage import OPS
+    from tilecosim.ops import regress_default_names
     p = sub.add_parser("regress", help="coverage-driven random regression, HDL vs golden model",
                        description=REGRESS_HELP, formatter_class=FMT)
     p.add_argument("--backend", choices=BACKENDS[1:], default="amaranth",
                    help="simulator of the HDL (default amaranth)")
-    p.add_argument("--ops", type=_ops_arg, default=list(OPS), metavar="OP[,OP...]",
-                   help="operations (default all: " + ",".join(OPS) + ")")
+    default = regress_default_names()
+    others = [o for o in OPS if o not in default]
+    p.add_argument("--ops", type=_ops_arg, default=default, metavar="OP[,OP...]",
+                   help="operations, of " + ",".join(OPS) + " (default "
+                        + ",".join(default) + (": " + ", ".join(others) + " only when named"
+                                               if others else "") + ")")
     p.add_argument("--count", type=int_arg("--count", 1, 100000), default=200, metavar="N",
                    help="scenarios per operation (default 200, enough to hit every bin)")
     p.add_argument("--seed", type=seed_arg("--seed"), default=1, metavar="S",

@@ -12,13 +12,18 @@ from tilecosim.model.asm import RegisterError, parse_tload, records_text
 from tilecosim.model.display import format_tile
 from tilecosim.model.faults import Fault
 from tilecosim.model.machine import Machine
+from tilecosim.sim.benches.program import DEFAULT_LCFR as RTL_LCFR
 from tilecosim.model.tload import LCFR, plan
+from tilecosim.model.vector import ARITH
 
 from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_hdl_options,
                      add_machine, add_regs, backend_errors, check_waves, check_writable,
                      emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv,
                      report_fault, result_json, seed_arg, usage_from, wave_lines,
                      write_npz)
+
+#: the largest register slot of the RTL tile system the CLI builds (64 slots of it)
+RTL_MAX_SLOT = 16384
 
 TLOAD_HELP = """\
 Run one TLOAD (seed syntax) and print the output tiles.
@@ -72,12 +77,22 @@ example:
     add_regs(a)
     a.add_argument("--json", action="store_true", help="print one JSON object as the last line")
 
-    r = sub.add_parser("run", help="run a program of TLOAD/TADD/TSUB lines on the machine",
+    r = sub.add_parser("run", help="run a program of TLOAD/TADD/TSUB lines on the machine "
+                                   "or on the RTL tile system",
                        formatter_class=FMT, description="""\
 Run a program (one instruction per line; ';' or '#' comments) on the golden machine:
 global memory, scalar registers and the tile register file.  Prints each step and the
 live tile registers at the end.  A fault stops the program (exit 3); the faulting
 instruction changes nothing.
+
+With --backend amaranth, icarus or verilator the program also runs on the RTL tile system
+(TileRegisterFile + TLOAD engine + integer TADD/TSUB), its instructions entering as block
+records, and after every instruction the RTL is compared with the machine: the fault (name
+and code), the live registers of every queue by relative name, and every defined byte of
+every live tile.  A mismatch names the line, the register, the row, column and byte (exit
+1).  The RTL has integer arithmetic only: the machine then runs with --arith integer
+(floating-point TADD/TSUB are IllegalInstruction in both), and its registers are slots of
+the LCFR maximum (default --lcfr 256:4096 on the RTL, at most 16384).
 
 example program (the seed's tile-register example):
   TLOAD.NORM <LB0:16, LB1:16, FP16, Zero>, [a0], ->T<512>
@@ -87,10 +102,23 @@ example program (the seed's tile-register example):
   TSUB T#2, T#1, ->U
 run it (the program reads a0, a1 and a2: give each a value with --reg):
   tilecosim run examples/seed_tiles.s --reg a0=0 --reg a1=512 --reg a2=1024
+  tilecosim run examples/seed_tiles_int.s --reg a0=0 --reg a1=512 --reg a2=1024 \\
+      --backend verilator --json
 """)
     r.add_argument("program", metavar="PROGRAM", help="program file, or - for standard input")
     add_regs(r)
-    add_machine(r)
+    add_machine(r, lcfr_default=None)
+    r.add_argument("--mem-seed", type=seed_arg("--mem-seed"), default=None, metavar="N",
+                   help="global memory of --mem-size random bytes from seed N (instead of the ramp)")
+    r.add_argument("--backend", choices=BACKENDS, default="golden",
+                   help="golden (the machine alone, default), or the RTL tile system compared "
+                        "with it after every instruction on amaranth, icarus or verilator")
+    r.add_argument("--arith", choices=ARITH, default=None,
+                   help="TADD/TSUB arithmetic of the machine: full (integer and floating "
+                        "point; the default on golden) or integer (the RTL's; the default, "
+                        "and the only choice, with an HDL backend)")
+    add_hdl_options(r, transpose=False)
+    r.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     r.add_argument("--full", action="store_true", help="print whole matrices")
 
     return {"tload": cmd_tload, "asm": cmd_asm, "run": cmd_run}
@@ -206,6 +234,16 @@ def cmd_asm(args) -> int:
     return EXIT_OK
 
 def cmd_run(args) -> int:
+    check_waves(args)
+    hdl = args.backend != "golden"
+    arith = args.arith or ("integer" if hdl else "full")
+    if hdl and arith != "integer":
+        raise UsageError(f"--arith {arith}: the RTL tile system has integer arithmetic only "
+                         f"(--arith integer, the default with --backend {args.backend})")
+    lcfr = args.lcfr or (LCFR(*RTL_LCFR) if hdl else LCFR())
+    if hdl and lcfr.max_size > RTL_MAX_SLOT:
+        raise UsageError(f"--lcfr {lcfr.min_size}:{lcfr.max_size}: the RTL keeps 64 registers "
+                         f"of MAX bytes each; MAX at most {RTL_MAX_SLOT} on the simulators")
     regs = parse_regs(args.reg)
     if args.program == "-":
         text = sys.stdin.read()
@@ -215,25 +253,69 @@ def cmd_run(args) -> int:
         except (OSError, UnicodeDecodeError) as e:
             raise UsageError(f"PROGRAM {args.program!r}: {getattr(e, 'strerror', None) or e}") from None
     from tilecosim.model.asm import TLoadInsn, parse_program
+    from tilecosim.sim.benches.program import golden_steps
     program = parse_program(text)
     first = next((i for _, i in program if isinstance(i, TLoadInsn)), None)
-    machine = Machine(memory_of(args, first.dtype if first else "U8"), regs, args.profile, args.lcfr)
-    for lineno, insn in program:
-        try:
-            step = machine.execute(insn)
-        except RegisterError as e:
-            raise UsageError(f"PROGRAM line {lineno}: {e}") from None
-        except Fault as f:
-            print(f"line {lineno}: {insn.text()}\n  fault: {f}\n  (nothing changed; program stopped)")
-            print(f"line {lineno}: {f.name}: {f.message}", file=sys.stderr)
-            _print_live(machine, args.full)
-            return EXIT_FAULT
-        print(f"line {lineno}: {insn.text()}  ->  {', '.join(step.names)}")
-    _print_live(machine, args.full)
-    return EXIT_OK
+    memory = memory_of(args, first.dtype if first else "U8")
+    steps = golden_steps(program, regs, memory, args.profile,
+                         (lcfr.min_size, lcfr.max_size), arith, records=hdl)
+    fault = steps[-1].fault if steps else None
+    result = _run_program_hdl(args, steps, memory, lcfr) if hdl else None
+    if args.json:
+        emit_json({"op": "run", "backend": args.backend,
+                   "cycles": result["cycles"] if result else None,
+                   "match": result["match"] if result else None,
+                   "fault": fault, "arith": arith,
+                   "steps": [{"line": s.line, "insn": s.text, "names": s.names,
+                              "fault": s.fault} for s in steps],
+                   "mismatches": result["problems"] if result else []})
+    else:
+        for s in steps:
+            if s.fault:
+                print(f"line {s.line}: {s.text}\n  fault: {s.fault['name']}: "
+                      f"{s.fault['message']}\n  (nothing changed; program stopped)")
+            else:
+                print(f"line {s.line}: {s.text}  ->  {', '.join(s.names)}")
+        _print_live(steps[-1].live if steps else [], args.full)
+        if result:
+            print(result["summary"])
+    if fault:
+        print(f"line {steps[-1].line}: {fault['name']}: {fault['message']}", file=sys.stderr)
+    return exit_status(result, EXIT_FAULT if fault else EXIT_OK)
 
-def _print_live(machine, full):
-    live = machine.tiles.live()
+
+def _run_program_hdl(args, steps, memory, lcfr) -> dict:
+    """The program on the RTL tile system, compared with the machine after every
+    instruction."""
+    from tilecosim.sim.benches.program import ProgramConfig, run_program
+    ok = 1 - args.stall
+    cfg = ProgramConfig(width=args.width, latency=args.latency, seed=args.seed,
+                        p_req_ready=ok, p_resp_valid=ok, p_record_valid=ok,
+                        profile=args.profile, lcfr=(lcfr.min_size, lcfr.max_size),
+                        backend=args.backend, vcd=args.vcd, waves=args.waves)
+    try:
+        res, problems = run_program(steps, memory, cfg)
+    except AssertionError as e:                   # the bench caught the design misbehaving
+        res, problems = None, [str(e)]
+    except backend_errors() as e:
+        raise usage_from(args, e) from None
+    match = not problems
+    cycles = res.cycles if res else None
+    head = f"{args.backend} (W={args.width}): " + ("match" if match else "MISMATCH")
+    if res and res.cycles is not None:
+        head += (f", {res.cycles} cycles, {len(res.faults)} instructions checked after each "
+                 f"(faults, live registers, every defined byte)")
+    lines = [head] + wave_lines(args, "tile_system")
+    lines += [f"  {p}" for p in problems[:40]]
+    if len(problems) > 40:
+        lines.append(f"  ... {len(problems) - 40} more")
+    if not match:
+        lines.append("  reproduce: " + " ".join(quote_argv(sys.argv)))
+    return {"match": match, "cycles": cycles, "problems": problems,
+            "summary": "\n".join(lines)}
+
+
+def _print_live(live, full):
     print(f"\nlive tile registers ({len(live)}):")
     for name, img in live:
         print(format_tile(img, name, full=full))

@@ -8,7 +8,8 @@ bins count faulting ones.  The fault kinds are those each single operation can r
 
 The bins of today's operations: TLOAD 148 (:mod:`tilecosim.ops.tload`),
 LoadDataWithTranspose 74 (:mod:`tilecosim.ops.load_data_with_transpose`), LoadAlign 114
-(:mod:`tilecosim.ops.load_align`).
+(:mod:`tilecosim.ops.load_align`), and the programs of the tile system 29
+(:mod:`tilecosim.ops.program`, where TileAllocation and TileReleased are reached).
 """
 
 from tilecosim import ops

@@ -16,7 +16,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["Top", "Outcome", "Operation", "REGISTRY", "get", "names", "regress_names", "tops",
+__all__ = ["Top", "Outcome", "Operation", "REGISTRY", "get", "names", "regress_names",
+           "regress_default_names", "tops",
            "top"]
 
 
@@ -56,6 +57,8 @@ class Operation:
     tests: tuple[str, ...] = ()
     #: does ``tilecosim regress`` draw scenarios of it?
     regress: bool = False
+    #: ... when ``--ops`` is not given?  (False: only when named, e.g. ``--ops program``)
+    regress_default: bool = True
     #: scenarios per bench run in ``regress``: Amaranth's simulator, a Verilog simulator
     batch: dict = {"amaranth": 8, "verilog": 24}
     #: the most scenarios of one run (one ``start`` of the design) of the operation's batch
@@ -147,6 +150,11 @@ def names() -> list[str]:
 def regress_names() -> list[str]:
     """The operations ``tilecosim regress`` draws scenarios of."""
     return [op.name for op in REGISTRY if op.regress]
+
+
+def regress_default_names() -> list[str]:
+    """The operations ``tilecosim regress`` runs when ``--ops`` is not given."""
+    return [op.name for op in REGISTRY if op.regress and op.regress_default]
 
 
 def tops() -> list[Top]:

@@ -124,6 +124,7 @@ class Program(Operation):
     tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TADD/TSUB, W = 32"),)
     tests = ("tests/hdl/test_tiles.py",)
     regress = True
+    regress_default = False         # whole programs are slow: regress --ops program
     batch = {"amaranth": 4, "verilog": 16}
 
     def bins(self) -> list[str]:

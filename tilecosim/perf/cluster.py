@@ -105,7 +105,7 @@ def measure_cluster(backends=("verilator", "amaranth")) -> dict:
     from tilecosim import ops
     from tilecosim.flows.cluster import connect
     from tilecosim.flows.regress import draw_scenarios, run_regress
-    names = ops.regress_names()
+    names = ops.regress_default_names()
     out = {"ops": names, "runs": [], "predicted": []}
     with tempfile.TemporaryDirectory(prefix="tilecosim-bench-") as tmp:
         t0 = time.perf_counter()

@@ -62,7 +62,7 @@ def regress_rate(backend: str, count: int) -> dict:
     from pathlib import Path
     from tilecosim import ops
     from tilecosim.flows.regress import run_regress
-    names = ops.regress_names()
+    names = ops.regress_default_names()
     with tempfile.TemporaryDirectory(prefix="tilecosim-bench-") as tmp:
         run_regress(backend, names, 1, REGRESS_SEED, 1, Path(tmp))        # the builds
         run = run_regress(backend, names, count, REGRESS_SEED, 1, Path(tmp))

@@ -89,18 +89,23 @@ class ProgramResult:
 
 
 def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
-                 lcfr: tuple[int, int] = DEFAULT_LCFR) -> list[GoldenStep]:
-    """Run ``program`` ([(line, insn)]) on the Machine (integer arithmetic), up to and
-    including its first fault.  A RegisterError (an unset scalar register) propagates."""
+                 lcfr: tuple[int, int] = DEFAULT_LCFR, arith: str = "integer",
+                 records: bool = True) -> list[GoldenStep]:
+    """Run ``program`` ([(line, insn)]) on the Machine, up to and including its first
+    fault.  A RegisterError (an unset scalar register) propagates, its message starting
+    with the line.  ``records``: encode each instruction's block records (for the RTL)."""
     from tilecosim.hdl.tiles.types import RecordBeat, record_beats
+    from tilecosim.model.asm import RegisterError
     from tilecosim.sim.api import pack
-    machine = Machine(np.asarray(mem, dtype=np.uint8), regs, profile, LCFR(*lcfr),
-                      arith="integer")
+    machine = Machine(np.asarray(mem, dtype=np.uint8), regs, profile, LCFR(*lcfr), arith=arith)
     steps = []
     for line, insn in program:
-        beats = [pack(RecordBeat, b) for b in record_beats(insn, machine.regs)]
         try:
+            beats = ([pack(RecordBeat, b) for b in record_beats(insn, machine.regs)]
+                     if records else [])
             step = machine.execute(insn)
+        except RegisterError as e:
+            raise RegisterError(f"PROGRAM line {line}: {e}") from None
         except Fault as f:
             steps.append(GoldenStep(line, insn.text(), beats,
                                     {"name": f.name, "code": f.code, "message": f.message},

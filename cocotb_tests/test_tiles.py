@@ -1,0 +1,44 @@
+"""Programs on the RTL tile system on Icarus and Verilator: the seed's tile-register example
+and a program for each fault of the tile register file (tests/hdl/test_tiles.py), checked
+against the golden Machine after every instruction, and streamed without a pause; every
+completion, the last record of every instruction and its first tile write in the same
+cycle as on Amaranth's simulator."""
+
+import functools
+
+import pytest
+
+from tests.hdl.test_tiles import FAULT_PROGRAMS, SEED_EXAMPLE, drawn_programs, run_checked
+
+from .simulators import SIMULATORS, need
+
+TEXTS = [SEED_EXAMPLE] + [t for t, _ in FAULT_PROGRAMS.values()]
+
+
+def _events(runs):
+    return [(res.faults, res.done_cycles, res.record_cycles, res.first_writes)
+            for _, res in runs]
+
+
+@functools.cache
+def on_amaranth(check):
+    return _events(run_checked(TEXTS, "amaranth", check=check))
+
+
+@pytest.mark.parametrize("check", ["each", "end"])
+@pytest.mark.parametrize("sim", SIMULATORS)
+def test_programs_match_the_machine_with_amaranths_cycles(sim, check):
+    need(sim)
+    got = _events(run_checked(TEXTS, sim, check=check))
+    want = on_amaranth(check)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g == w, f"program {k} on {sim} ({check}): faults/cycles differ from Amaranth's"
+
+
+@pytest.mark.parametrize("check", ["each", "end"])
+def test_a_program_aimed_at_every_bin_on_verilator(check):
+    """One random program per bin of the program operation (29: pressure, Q#16, reuse and
+    release, every layout, lane and fault), with back-pressure, in one simulator start."""
+    need("verilator")
+    runs = run_checked(drawn_programs(), "verilator", check=check)
+    assert len(runs) == 29
