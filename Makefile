@@ -16,7 +16,7 @@ INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip in
 export TILECOSIM_BUILD_CACHE ?= $(CURDIR)/build/sim-cache
 export TILECOSIM_WAVES_DIR ?= $(CURDIR)/build/waves
 
-.PHONY: install demo test bench bench-tload bench-units bench-sim bench-cluster lint fuzz mutation \
+.PHONY: install demo test bench bench-tload bench-units bench-tiles bench-sim bench-cluster lint fuzz mutation \
         regress clean
 
 install: $(STAMP)
@@ -45,6 +45,10 @@ bench-tload: $(STAMP)
 
 bench-units: $(STAMP)
 	$(BIN)/tilecosim bench --only l1l0,load-align --out build/bench-units
+
+# the RTL tile system: a TLOAD stream against the engine alone, TADD, latency, area
+bench-tiles: $(STAMP)
+	$(BIN)/tilecosim bench --only tiles --out build/bench-tiles
 
 # simulated cycles per second (Amaranth, Icarus, Verilator; Python-driven and bulk harness)
 # and regress scenarios per second on each backend

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]      # the repository
 TLOAD_TESTS = list(ops.get("tload").tests)
 L1L0_TESTS = list(ops.get("load-data-with-transpose").tests)
 ALIGN_TESTS = list(ops.get("load-align").tests)
+TILES_TESTS = list(ops.get("program").tests)
 TRANSPOSE_TESTS = ["tests/hdl/test_transpose.py"]
 # then every test of the gateware layer
 ALL_HDL_TESTS = sorted(p.relative_to(ROOT).as_posix()
@@ -149,6 +150,34 @@ MUTANTS = [
            "self.ub_wen.eq(ok), self.ub_waddr.eq(ea[:32]),",
            "self.ub_wen.eq(1), self.ub_waddr.eq(ea[:32]),", "a faulting StoreAlign writes UB",
            ALIGN_TESTS),
+    # --- the tile system: register file, elementwise unit, issue ------------------------------
+    Mutant("tiles-reuse", "tiles/system.py",
+           "rf.release.eq(Cat(~p.src[0].reuse, ~p.src[1].reuse))",
+           "rf.release.eq(Cat(1, 1))", ".reuse ignored: every source released", TILES_TESTS),
+    Mutant("tiles-relative-index", "tiles/regfile.py", "m.d.comb += pos.eq(name.index - 1)",
+           "m.d.comb += pos.eq(name.index)", "Q#k resolves to the register allocated before "
+           "it", TILES_TESTS),
+    Mutant("tiles-full", "tiles/regfile.py",
+           "ok.append(~used | ((q < NQUEUES) & (free != 0)))",
+           "ok.append(~used | (q < NQUEUES))", "a full queue allocates (no TileAllocation)",
+           TILES_TESTS),
+    Mutant("tiles-slot-freed", "tiles/regfile.py", "new_live = slot_live[q] & ~dead",
+           "new_live = slot_live[q]", "a released register's slot is never freed",
+           TILES_TESTS),
+    Mutant("tiles-veto", "tiles/system.py", "eng.veto.eq(~rf.alloc_ok)]", "eng.veto.eq(0)]",
+           "a TLOAD into a full queue is not vetoed", TILES_TESTS),
+    Mutant("tiles-tsub", "tiles/elementwise.py", "m.d.comb += s.eq(a - b)",
+           "m.d.comb += s.eq(b - a)", "TSUB subtracts the wrong way round", TILES_TESTS),
+    Mutant("tiles-shape-check", "tiles/system.py", "(differ, FaultCode.IllegalParameter),",
+           "(Const(0), FaultCode.IllegalParameter),",
+           "TADD of sources of different shapes not faulted", TILES_TESTS),
+    Mutant("tiles-wait", "tiles/system.py",
+           "with m.If(pend.valid & ~is_tload & (outstanding == 0)):",
+           "with m.If(pend.valid & ~is_tload):",
+           "TADD/TSUB does not wait for the TLOADs before it", TILES_TESTS),
+    Mutant("tiles-write-map", "tiles/system.py", "with m.If(count + 1 == head.beats):",
+           "with m.If(count == head.beats):",
+           "an instruction's slots are kept one write too long", TILES_TESTS),
 ]
 
 

@@ -14,6 +14,10 @@
 * cluster: regress with ``--jobs 2`` against a Dask ``--cluster local:2``, the scheduler's
   cost per task, and the run predicted on 10 and 100 workers (:mod:`tilecosim.perf.cluster`;
   alone, after the other parts, as it measures both cores);
+* tile system: a stream of 16 TLOADs of 2 KB per layout through the RTL tile system against
+  the TLOAD engine alone, TADD beats per cycle, the latency from an instruction's last record
+  to its first tile write, and the area of the system, its register file and its engine with
+  the SRAM's bits apart (:mod:`tilecosim.perf.tiles`);
 * golden model speed: the vectorized TLOAD against the source's loops on a 64 KB tile;
 * area: Yosys ``synth`` cells and flip-flops of every top and of the transpose unit.
 
@@ -77,6 +81,21 @@ def _golden():
             "ratio": round(ref / best, 1), "fast_mb_per_s": round(size / best / 1e6, 1)}
 
 
+def _tiles_stream(layout):
+    from tilecosim.perf.tiles import stream_case
+    return stream_case(layout)
+
+
+def _tiles_tadd():
+    from tilecosim.perf.tiles import tadd_case
+    return tadd_case()
+
+
+def _tiles_area(part):
+    from tilecosim.perf.tiles import tiles_area
+    return tiles_area(part)
+
+
 def _timed(fn, *args):
     t0 = time.perf_counter()
     fn(*args)
@@ -107,7 +126,8 @@ AREA_TOPS = ["tload_engine (W = 32)", "tload_engine (W = 64)",
 
 
 #: the parts of the run, in the order of the report
-PARTS = ("tload", "l1l0", "load-align", "speed", "regress", "cluster", "golden", "area")
+PARTS = ("tload", "l1l0", "load-align", "tiles", "speed", "regress", "cluster", "golden",
+         "area")
 
 
 def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progress=None,
@@ -142,22 +162,29 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
                 raise RuntimeError(missing(b))
         runs = list(REGRESS_COUNTS.items()) + [("verilator", REGRESS_COUNTS["amaranth"])]
         tasks += [("regress", _regress, r) for r in runs]
+    if "tiles" in parts:
+        from tilecosim.perf.tiles import SHAPES
+        tasks += [("tiles_stream", _tiles_stream, (lay,)) for lay in SHAPES]
+        tasks.append(("tiles_tadd", _tiles_tadd, ()))
+        if area:
+            tasks += [("tiles_area", _tiles_area, (p,)) for p in ("system", "regfile",
+                                                                   "engine")]
     if "golden" in parts:
         tasks.append(("golden", _golden, ()))
     if area and "area" in parts:
         tasks += [("area", _area, (t,)) for t in AREA_TOPS]
     # the slow ones first, so the pool ends together
-    order = {"area": 0, "regress": 1, "speed": 1, "golden": 2, "l1l0": 3, "tload": 4,
-             "load_align": 5}
+    order = {"area": 0, "tiles_area": 0, "regress": 1, "speed": 1, "golden": 2, "l1l0": 3,
+             "tiles_stream": 3, "tiles_tadd": 3, "tload": 4, "load_align": 5}
     tasks.sort(key=lambda t: order[t[0]])
     out = {"tload": [], "l1l0": [], "speed": [], "regress": [], "area": [], "load_align": None,
-           "golden": None}
+           "golden": None, "tiles_stream": [], "tiles_tadd": None, "tiles_area": []}
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [(kind, pool.submit(fn, *args)) for kind, fn, args in tasks]
         for k, (kind, fut) in enumerate(futures):
             r = fut.result()
-            if kind in ("load_align", "golden"):
+            if kind in ("load_align", "golden", "tiles_tadd"):
                 out[kind] = r
             else:
                 out[kind].append(r)
@@ -202,6 +229,7 @@ def markdown(res: dict) -> str:
     if la:
         L += [f"### LoadAlign unit: {la['ops_per_cycle']} ops/cycle over {la['ops']} ops of "
               f"every mode back to back; latency {la['latency']} cycles", ""]
+    L += _tiles_markdown(res)
     sp = res["speed"]
     if sp:
         base = next((r["cycles_per_s"] for r in sp if r["backend"] == "amaranth"
@@ -247,6 +275,39 @@ def markdown(res: dict) -> str:
             L.append(f"| {a['top']} | {a['cells']:,} | {a['flip_flops']:,} |")
     L += ["", f"Measured in {res['seconds']} s with {res['jobs']} processes."]
     return "\n".join(L) + "\n"
+
+
+def _tiles_markdown(res) -> list[str]:
+    L = []
+    ts = res.get("tiles_stream") or []
+    if ts:
+        L += ["### Tile system: 16 TLOADs of 2 KB (S16) streamed as block records through the "
+              "RTL tile system, against the same 16 through the TLOAD engine alone", "",
+              "| layout | ideal beats | system cycles | engine cycles | system efficiency "
+              "| engine efficiency | system / engine | last record -> first write |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in ts:
+            L.append(f"| {r['layout']} | {r['ideal']} | {r['system_cycles']} "
+                     f"| {r['engine_cycles']} | {r['system_efficiency']:.3f} "
+                     f"| {r['engine_efficiency']:.3f} | {r['ratio']:.3f} | {r['latency']} |")
+        L.append("")
+    t = res.get("tiles_tadd")
+    if t:
+        L += [f"TADD of 4 KB: {t['beats']} beats in {t['cycles']} cycles "
+              f"({t['beats_per_cycle']:.2f} beats/cycle); last record -> first write "
+              f"{t['latency']} cycles.", ""]
+    ta = res.get("tiles_area") or []
+    if ta:
+        what = {"system": "TileSystem (W = 32, 4 KB registers)",
+                "regfile": "TileRegisterFile alone", "engine": "its TLOAD engine alone"}
+        L += ["Area (Yosys generic synthesis, memories kept as memory cells; the SRAM "
+              "counted in bits):", "",
+              "| design | cells | flip-flops | SRAM bits |", "|---|---:|---:|---:|"]
+        for a in ta:
+            L.append(f"| {what[a['part']]} | {a['cells']:,} | {a['flip_flops']:,} "
+                     f"| {a['sram_bits']:,} |")
+        L.append("")
+    return L
 
 
 def main_args(args) -> int:

@@ -69,6 +69,7 @@ class GoldenStep:
     fault: dict | None                  # {"name", "code", "message"} (a Fault does not pickle)
     names: list[str]
     live: list                          # [(name, TileImage)] after it
+    write_bytes: int = 0                # bytes of the tiles it writes
 
 
 @dataclass
@@ -76,7 +77,8 @@ class ProgramResult:
     faults: list = field(default_factory=list)         # HDL fault code per instruction
     done_cycles: list = field(default_factory=list)
     record_cycles: list = field(default_factory=list)  # cycle its last record was taken
-    first_writes: list = field(default_factory=list)   # first tile write after its records
+    first_writes: list = field(default_factory=list)   # its first tile write (None: it
+                                                        # writes nothing)
     write_cycles: int = 0                               # cycles with a tile write
     last_write_cycle: int | None = None
     first_record_cycle: int | None = None
@@ -112,7 +114,7 @@ def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
                                     [], machine.tiles.live()))
             break
         steps.append(GoldenStep(line, insn.text(), beats, None, step.names,
-                                machine.tiles.live()))
+                                machine.tiles.live(), sum(t.size for t in step.tiles)))
     return steps
 
 
@@ -154,7 +156,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
     from tilecosim.sim.streams import Responder, Sink, Source
     W = cfg.width
     state = {"cycle": 0, "done": False, "in_reset": False}
-    cur = {"res": results[0]}
+    cur = {"res": results[0], "k": 0}
     clock = watchdog(state, _budget(programs, cfg),
                      lambda: setattr(cur["res"], "timed_out", True))
     source = Source("records", [], state, stall=Stall(cfg.seed, 0, cfg.p_record_valid))
@@ -177,16 +179,22 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
         res.done_cycles.append(cycle)
 
     async def writes(port):
-        """Counts the cycles with a tile write, and the first one after each block."""
+        """Counts the cycles with a tile write, and notes each instruction's first one: the
+        writes come in program order, W bytes each, as many as the model's tiles have."""
         while not state["done"]:
             (w,) = await port.tick("wr_active")
             res = cur["res"]
             if w and not state["in_reset"]:
                 cyc = state["cycle"] - 1
+                steps = programs[cur["k"]]
+                while (len(res.first_writes) < len(steps)
+                       and steps[len(res.first_writes)].write_bytes == 0):
+                    res.first_writes.append(None)
+                if len(res.first_writes) < len(steps) and res.write_cycles == sum(
+                        s.write_bytes // W for s in steps[:len(res.first_writes)]):
+                    res.first_writes.append(cyc)
                 res.write_cycles += 1
                 res.last_write_cycle = cyc
-                if len(res.first_writes) < len(res.record_cycles):
-                    res.first_writes.append(cyc)
     writes.background = True
 
     async def check(port, step: GoldenStep):
@@ -250,7 +258,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
                 await port.tick()
                 port.set("rst", 0)
                 state["in_reset"] = False
-            cur["res"] = results[k]
+            cur["res"], cur["k"] = results[k], k
             await run_one(port, steps, results[k])
             if state["done"]:
                 return
