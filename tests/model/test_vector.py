@@ -75,3 +75,38 @@ def test_undefined_bytes_stay_undefined():
     a, b = image("U8", [1, 2, 3, 4]), image("U8", [1, 1, 1, 1])
     a.valid[2] = False
     assert elementwise("TADD", a, b, "U").valid.tolist() == [True, True, False, True]
+
+
+@pytest.mark.parametrize("name", ["FP16", "FP32", "BF16", "E4M3"])
+def test_integer_arithmetic_makes_float_forms_illegal(name):
+    """arith="integer" (the RTL's): a floating-point TADD is IllegalInstruction; the default
+    computes it."""
+    a, b = _img(name, 1), _img(name, 2)
+    assert elementwise("TADD", a, b, "U").dtype.name == name
+    with pytest.raises(IllegalInstruction, match="integer arithmetic only"):
+        elementwise("TADD", a, b, "U", arith="integer")
+
+
+@pytest.mark.parametrize("name", ["S8", "U16", "S32", "U64", "S4x2"])
+def test_integer_arithmetic_keeps_the_integer_forms(name):
+    a, b = _img(name, 1), _img(name, 2)
+    full = elementwise("TSUB", a, b, "U")
+    assert np.array_equal(elementwise("TSUB", a, b, "U", arith="integer").data, full.data)
+
+
+def test_the_machine_takes_the_arithmetic_as_a_parameter():
+    from tilecosim.model.machine import Machine
+    prog = ("TLOAD.NORM <LB0:16, LB1:8, FP16, Zero>, [a0], ->T<256>\n" * 2
+            + "TADD T#1, T#2, ->U\n")
+    Machine(1 << 12, {"a0": 0}).run(prog)
+    with pytest.raises(IllegalInstruction):
+        Machine(1 << 12, {"a0": 0}, arith="integer").run(prog)
+    with pytest.raises(ValueError, match="arith='fast'"):
+        Machine(1 << 12, arith="fast")
+
+
+def _img(name, seed):
+    raw = np.random.default_rng(seed).integers(0, 256, 64, dtype=np.uint8)
+    if name in ("E4M3",):                               # no NaN patterns
+        raw &= 0x77
+    return image(name, raw)
