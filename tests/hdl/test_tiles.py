@@ -46,12 +46,13 @@ FAULT_PROGRAMS = {
 }
 
 
-def run_checked(texts, backend="amaranth", stall=0.2, check="each"):
+def run_checked(texts, backend="amaranth", stall=0.2, check="each", width=32):
     """Each program (its text, or (text, registers)) on the RTL, one simulator start for
     all, compared with the Machine; [(golden steps, result)]."""
     mem = seeded_memory(21, 1 << 16)
     cfg = ProgramConfig(backend=backend, seed=6, p_req_ready=1 - stall,
-                        p_resp_valid=1 - stall, p_record_valid=1 - stall, check=check)
+                        p_resp_valid=1 - stall, p_record_valid=1 - stall, check=check,
+                        width=width)
     texts = [(t, REGS) if isinstance(t, str) else t for t in texts]
     progs = [golden_steps(parse_program(t), dict(regs), mem, cfg.profile, cfg.lcfr)
              for t, regs in texts]
@@ -79,6 +80,16 @@ def test_each_fault_of_the_register_file(check):
             [t for t, _ in texts], check=check)):
         assert steps[-1].fault["name"] == name and steps[-1].line == line
         assert res.faults == [0] * (line - 1) + [code]
+
+
+def test_the_system_at_w64():
+    """W = 64: the seed's example, every fault program and random programs of every layout
+    and lane, on 64-byte SRAM words and ports."""
+    texts = [SEED_EXAMPLE] + [t for t, _ in FAULT_PROGRAMS.values()]
+    runs = run_checked(texts + drawn_programs(("program.layout:ND2ZN", "program.lane:b64",
+                                               "program.queue:full")), width=64)
+    assert [res.faults[-1] for _, res in runs[1:len(texts)]] == \
+        [code for _, (_, code, _) in FAULT_PROGRAMS.values()]
 
 
 def test_tadd_moves_one_beat_per_cycle_and_a_tload_stream_has_no_bubble():
