@@ -302,9 +302,10 @@ def _run_program_hdl(args, steps, memory, lcfr) -> dict:
     match = not problems
     cycles = res.cycles if res else None
     head = f"{args.backend} (W={args.width}): " + ("match" if match else "MISMATCH")
-    if res and res.cycles is not None:
-        head += (f", {res.cycles} cycles; checked after each of {len(res.faults)} "
-                 f"instructions (fault, live registers, every defined byte)")
+    if res:
+        head += (f", {res.cycles} cycles" if res.cycles is not None else ", no tile written")
+        head += (f"; checked after each of {len(res.faults)} instructions (fault, live "
+                 f"registers, every defined byte)")
     lines = [head] + wave_lines(args, "tile_system")
     lines += [f"  {p}" for p in problems[:40]]
     if len(problems) > 40:
