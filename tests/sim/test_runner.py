@@ -1,7 +1,9 @@
 """The runner's build inputs: what the converted-Verilog cache is keyed on, and the
-Verilog that Verilator is given."""
+Verilog that Verilator is given; a bench that leaves no result."""
 
 from pathlib import Path
+
+import pytest
 
 from amaranth import Module
 from amaranth.back import verilog
@@ -65,3 +67,21 @@ def test_the_conversion_cache_key_ignores_the_tool_around_the_gateware(monkeypat
     monkeypatch.setattr(Path, "read_bytes", lambda self: real(self) + (
         b"# edited" if self.name in ("runner.py", "api.py", "streams.py") else b""))
     assert runner._hdl_digest() == before
+
+
+class _FailsToLoad:
+    """Pickles fine here; loading it in the simulator's Python raises (int('x'))."""
+    def __reduce__(self):
+        return (int, ("x",))
+
+
+def test_a_bench_that_leaves_no_result_is_a_bench_error_naming_the_log():
+    from cocotb_tests.simulators import need
+    from tilecosim import ops
+    from tilecosim.sim.benches.program import program_setup
+    from tilecosim.sim.runner import BenchError, run_bench
+    need("icarus")
+    make = ops.top("load_align_unit").make
+    with pytest.raises(BenchError, match=r"icarus .*\(log: .*test\.log\)"):
+        run_bench("icarus", make, "load_align_unit", program_setup, (_FailsToLoad(),),
+                  key="load_align_unit")

@@ -352,6 +352,9 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
         if not out.exists():
             raise BenchError(f"{backend} did not finish the bench: {str(e).splitlines()[0] if str(e) else e}"
                              f" (log: {log})") from None
+    if not out.exists():             # cocotb ran, but the bench left no result (e.g. its job
+        raise BenchError(f"{backend} ran the bench but it wrote no result"  # did not load)
+                         f" (log: {log})")
     with open(out, "rb") as f:
         got = pickle.load(f)
     if timing is not None:
