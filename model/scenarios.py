@@ -160,7 +160,7 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
     while len(lines) < length:
         if pressure and machine.tiles.free_slots(focus) > 0:
             line = tload_line(focus)
-        elif index16 and len(lines) < length:
+        elif index16:
             line = tload_line(focus) if len(machine.tiles._history[focus]) < 16 else None
             if line is None:
                 hist = machine.tiles._history[focus]

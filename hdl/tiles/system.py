@@ -90,6 +90,7 @@ class TileSystem(wiring.Component):
         check_choice("lcfr max", lcfr[1], SLOT_SIZES)
         check_choice("arith", arith, ("integer",))
         self.width = width
+        self.log2_width = width.bit_length() - 1
         self.profile = profile
         self.lcfr = tuple(lcfr)
         self.depth = depth
@@ -115,7 +116,6 @@ class TileSystem(wiring.Component):
                                                 depth=self.depth, checked=True)
         m.submodules.regfile = rf = TileRegisterFile(width=W, slot_bytes=self.lcfr[1])
         m.submodules.alu = alu = ElementwiseALU(W)
-        self.log2_width = W.bit_length() - 1
         slots = data.ArrayLayout(6, MAX_OUTPUTS)
         m.submodules.writemap = wmap = fifo.SyncFIFOBuffered(
             width=slots.size + 17, depth=4)

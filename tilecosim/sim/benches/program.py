@@ -119,15 +119,13 @@ def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
 
 
 def _budget(programs, cfg: ProgramConfig) -> int:
-    """The watchdog: 10 x (records + beats of every tile written and read back) + 200 per
-    instruction + 500 per program."""
+    """The watchdog: 10 x (records + beats written + beats read back after each instruction)
+    + 200 per instruction + 500 per program."""
     W = cfg.width
-    work = 0
     steps = [s for prog in programs for s in prog]
-    for s in steps:
-        work += len(s.beats) + sum(img.size // W for _, img in s.live) * (cfg.check == "each")
-        work += sum(img.size // W for name, img in s.live if name.split("#")[0] in TILE_QUEUES
-                    and s.names and name in s.names) * 2
+    work = sum(len(s.beats) + s.write_bytes // W
+               + (cfg.check == "each") * sum(img.size // W for _, img in s.live)
+               for s in steps)
     return cfg.max_cycles or (10 * work + 200 * len(steps) + 500 * len(programs))
 
 
