@@ -148,8 +148,8 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
     after the other, the design reset for 2 cycles before each but the first."""
     from tilecosim.hdl.common import Completion
     from tilecosim.hdl.tiles.types import QUEUE_CODES, DebugAddr, LookupStatus
-    from tilecosim.hdl.tload.types import MemRequest
     from tilecosim.sim.api import pack, unpack, watchdog
+    from tilecosim.sim.benches.tload import memory_answer
     from tilecosim.sim.stall import Stall
     from tilecosim.sim.streams import Responder, Sink, Source
     W = cfg.width
@@ -158,15 +158,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
     clock = watchdog(state, _budget(programs, cfg),
                      lambda: setattr(cur["res"], "timed_out", True))
     source = Source("records", [], state, stall=Stall(cfg.seed, 0, cfg.p_record_valid))
-    junk = bytes([0xA5]) * W
-
-    def read(bits):
-        q = unpack(MemRequest, bits)
-        addr, n = int(q.addr), int(q.len)
-        if not 1 <= n <= 32 or addr + n > mem.size:
-            raise AssertionError(f"the system requested {n} B at {addr:#x}, outside the "
-                                 f"{mem.size}-byte memory")
-        return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:W - n], "little")
+    read = memory_answer(mem, W, "the system")
 
     def complete(bits, cycle):
         if state["in_reset"]:

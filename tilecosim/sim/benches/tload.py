@@ -29,7 +29,7 @@ from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, plan, tload
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.sim.api import unpack
 
-__all__ = ["instr_payload", "SimConfig", "SimResult", "TileCollector", "budget", "simulate_tload", "compare", "Mismatch",
+__all__ = ["instr_payload", "memory_answer", "SimConfig", "SimResult", "TileCollector", "budget", "simulate_tload", "compare", "Mismatch",
            "run_and_compare", "repro_command", "tload_setup"]
 
 QUEUE_CODES = {"T": 0, "U": 1, "M": 2, "N": 3, "ACC": 4, "S": 5}
@@ -198,6 +198,23 @@ def _driver(source, payloads, mem, cfg: SimConfig, res: SimResult, state, collec
     return driver
 
 
+def memory_answer(mem: np.ndarray, width: int, who: str):
+    """The global memory's answer to a request (flat ``MemRequest`` bits): W bytes, the
+    ``len`` requested from ``addr`` first, filler after them.  A request outside the memory
+    or longer than a line raises AssertionError naming ``who`` made it."""
+    from tilecosim.hdl.tload.types import MemRequest
+    junk = bytes([0xA5]) * width
+
+    def read(bits):
+        q = unpack(MemRequest, bits)
+        addr, n = int(q.addr), int(q.len)
+        if not 1 <= n <= 32 or addr + n > mem.size:
+            raise AssertionError(f"{who} requested {n} B at {addr:#x}, outside the "
+                                 f"{mem.size}-byte memory")
+        return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:width - n], "little")
+    return read
+
+
 def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: SimResult):
     """The TLOAD bench, simulator-neutral (see :mod:`tilecosim.sim.api`): the instruction
     source, the global memory (a :class:`~tilecosim.sim.streams.Responder`), the tile
@@ -211,7 +228,7 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     from tilecosim.sim.stall import Stall
     from tilecosim.sim.streams import Responder, Sink, Source
     from tilecosim.hdl.common import Completion
-    from tilecosim.hdl.tload.types import MemRequest, TLoadInstr
+    from tilecosim.hdl.tload.types import TLoadInstr
     W = cfg.width
     state = {"cycle": 0, "done": False}
     clock = watchdog(state, budget(plist, mem, cfg, res),
@@ -220,16 +237,11 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     payloads = [pack(TLoadInstr, instr_payload(p)) for p in plist]
     source = Source("instr", payloads, state, stall=Stall(cfg.seed, 0, cfg.p_instr_valid),
                     accepted=res.accept_cycles)
-    junk = bytes([0xA5]) * W
+    answer = memory_answer(mem, W, "engine")
 
     def read(bits):
-        q = unpack(MemRequest, bits)
-        addr, n = int(q.addr), int(q.len)
-        if not 1 <= n <= 32 or addr + n > mem.size:
-            raise AssertionError(f"engine requested {n} B at {addr:#x}, outside the "
-                                 f"{mem.size}-byte memory")
         res.requests += 1
-        return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:W - n], "little")
+        return answer(bits)
 
     def write(bits, cycle):
         if not state.get("in_reset"):
