@@ -16,6 +16,7 @@ from tilecosim.model.faults import Fault
 from tilecosim.model.scenarios import random_tload
 from tilecosim.model.tload import TLoadLayout as L, TLoadParams, plan
 from tilecosim.sim.benches.tload import instr_payload
+from tests.watchdog import run_bounded
 
 MEM = 1 << 16
 
@@ -69,7 +70,9 @@ def runs_of(params):
     sim.add_clock(1e-8)
     sim.add_testbench(driver)
     sim.add_testbench(sink)
-    sim.run()
+    # at least one byte per run and one run per cycle: the output bytes bound the cycles
+    out_bytes = sum(size for p in params for _, size in p.outputs)
+    run_bounded(sim, out_bytes + 100 * len(params) + 1000, "decoder + address generator bench")
     return runs, faults
 
 

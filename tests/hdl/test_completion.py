@@ -10,6 +10,7 @@ from amaranth.sim import Simulator
 
 from tilecosim.hdl.common import FaultCode
 from tilecosim.hdl.completion import CompletionQueue
+from tests.watchdog import run_bounded
 
 
 def run(program, p_ready, seed, depth=4):
@@ -69,7 +70,8 @@ def run(program, p_ready, seed, depth=4):
     sim.add_clock(1e-8)
     sim.add_testbench(engine)
     sim.add_testbench(consumer, background=True)
-    sim.run()
+    cycles = sum(c for kind, c in program if kind == "data")
+    run_bounded(sim, 20 * (cycles + len(program)) + 200, "completion bench")
     return done, bad_idle
 
 

@@ -9,6 +9,7 @@ from amaranth.sim import Simulator
 
 from tilecosim.hdl.tload.padmerge import PadMerge
 from tilecosim.model.dtypes import DTYPES, PadValue, pad_bytes
+from tests.watchdog import run_bounded
 
 
 def expected(data, valid, esize, pattern, null):
@@ -68,7 +69,7 @@ def test_merge_pad_and_byte_enables(stall, meta_width):
     sim.add_clock(1e-8)
     sim.add_testbench(source)
     sim.add_testbench(sink)
-    sim.run()
+    run_bounded(sim, 30 * len(cases) + 100, "pad/merge bench")
     for (data, valid, log2_esize, pattern, null, k), (out, be, meta) in zip(cases, got):
         want, want_be = expected(data, valid, 1 << log2_esize, pattern, null)
         assert be == want_be

@@ -5,6 +5,7 @@ Every scenario's memory comes from a seed, and a failure prints the
 """
 
 import random
+import zlib
 
 import pytest
 
@@ -43,7 +44,7 @@ DTYPES = ["S8", "FP16", "FP32", "S64", "S4x2"]
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("layout", list(L), ids=lambda x: x.name)
 def test_random_scenarios(layout, dtype, width):
-    seed = hash((layout.name, dtype, width)) & 0xFFFF
+    seed = zlib.crc32(f"{layout.name}:{dtype}:{width}".encode()) & 0xFFFF   # stable across runs
     rng = random.Random(seed)
     for k in range(2):
         p, size = random_tload(rng, layout, dtype, sizes=(256, 512, 1024, 2048))

@@ -8,6 +8,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
+from tests.watchdog import run_bounded
 
 
 def squares(seed, count=10, lb=None, b4=False):
@@ -64,7 +65,9 @@ def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32):
     sim.add_clock(1e-8)
     sim.add_testbench(source)
     sim.add_testbench(sink)
-    sim.run()
+    # about 2.4 cycles per row or column at the lowest rates (0.7 in, 0.6 out); 6 is ample
+    rows = sum((256 >> lg) + lines for lg, lines, _ in sqs)
+    run_bounded(sim, 6 * rows + 200, f"{cls.__name__} bench")
     return got, timing
 
 
