@@ -38,32 +38,45 @@ __all__ = ["TransposeRow", "TransposeLine", "SquareTranspose", "NaiveTranspose"]
 
 LINE_BITS = 8 * LINE_BYTES
 
-TransposeRow = data.StructLayout({"data": LINE_BITS, "log2_ebits": 3, "lines": 7})
-TransposeLine = data.StructLayout({"data": LINE_BITS, "index": 6, "last": 1})
+
+def row_layout(line_bits: int = LINE_BITS) -> data.StructLayout:
+    return data.StructLayout({"data": line_bits, "log2_ebits": 3, "lines": 7})
 
 
-def _side(lb: int) -> int:
-    return LINE_BITS >> lb
+def line_layout(line_bits: int = LINE_BITS) -> data.StructLayout:
+    return data.StructLayout({"data": line_bits, "index": 6, "last": 1})
+
+
+TransposeRow = row_layout()
+TransposeLine = line_layout()
 
 
 class _Transpose(wiring.Component):
-    """The interface both transpose units share (see module doc)."""
+    """The interface both transpose units share (see module doc).
 
-    i: In(stream.Signature(TransposeRow))
-    o: Out(stream.Signature(TransposeLine))
+    ``line_bits`` is the width of a row and a column (256 in both engines; the formal proofs
+    also build 64-bit instances of the same code, whose squares are 8x8 b8 .. 1x1 b64)."""
 
-    def __init__(self, max_rows: int = 32):
-        check_choice("max_rows", max_rows, (32, 64))          # 32: b8..b64; 64: b4 too
+    def __init__(self, max_rows: int = 32, line_bits: int = LINE_BITS):
+        check_choice("line_bits", line_bits, (64, 128, 256))
+        # line_bits/8 rows: b8..b64; line_bits/4: b4 too
+        check_choice("max_rows", max_rows, (line_bits // 8, line_bits // 4))
         self.max_rows = max_rows
-        super().__init__()
+        self.line_bits = line_bits
+        #: the element sizes (log2 of the bits) the unit takes
+        self.sizes = range(2 if max_rows == line_bits // 4 else 3, 7)
+        super().__init__({"i": In(stream.Signature(row_layout(line_bits))),
+                          "o": Out(stream.Signature(line_layout(line_bits)))})
 
 
 class _Storage:
-    """``max_rows`` rows of 32 bytes with row/column access at element granularity."""
+    """``max_rows`` rows of one line with row/column access at element granularity."""
 
-    def __init__(self, m: Module, name: str, max_rows: int):
-        self.rows = Array(Signal(LINE_BITS, name=f"{name}_row{r}") for r in range(max_rows))
-        self.sizes = range(2 if max_rows == 64 else 3, 7)        # supported lb
+    def __init__(self, m: Module, name: str, unit: _Transpose):
+        self.bits = unit.line_bits
+        self.rows = Array(Signal(self.bits, name=f"{name}_row{r}")
+                          for r in range(unit.max_rows))
+        self.sizes = unit.sizes
         self.m = m
 
     def write_row(self, t, value):
@@ -76,19 +89,19 @@ class _Storage:
             for k in self.sizes:
                 e = 1 << k
                 with m.Case(k):
-                    for b in range(_side(k)):
+                    for b in range(self.bits >> k):
                         m.d.sync += self.rows[b].word_select(t, e).eq(value.word_select(b, e))
 
     def read_col(self, lb, t):
         """Element t of every row, packed as a line."""
         m = self.m
-        out = Signal(LINE_BITS, name="col_read")
+        out = Signal(self.bits, name="col_read")
         with m.Switch(lb):
             for k in self.sizes:
                 e = 1 << k
                 with m.Case(k):
                     m.d.comb += out.eq(Cat(self.rows[b].word_select(t, e)
-                                           for b in range(_side(k))))
+                                           for b in range(self.bits >> k)))
         return out
 
 
@@ -100,7 +113,7 @@ class SquareTranspose(_Transpose):
 
     def elaborate(self, platform):
         m = Module()
-        st = _Storage(m, "sq", self.max_rows)
+        st = _Storage(m, "sq", self)
 
         # writer: square being written
         w_slot = Signal(7)
@@ -117,7 +130,7 @@ class SquareTranspose(_Transpose):
         row_lb = Mux(w_slot == 0, self.i.payload.log2_ebits, w_lb)
         row_lines = Mux(w_slot == 0, self.i.payload.lines, w_lines)
         side = Signal(8)
-        m.d.comb += side.eq(LINE_BITS >> row_lb)
+        m.d.comb += side.eq(self.line_bits >> row_lb)
 
         # output: read slot r_slot of the complete square
         col = st.read_col(r_lb, r_slot)
@@ -164,14 +177,14 @@ class NaiveTranspose(_Transpose):
 
     def elaborate(self, platform):
         m = Module()
-        st = _Storage(m, "naive", self.max_rows)
+        st = _Storage(m, "naive", self)
         slot = Signal(7)
         draining = Signal()
         lb = Signal(3)
         lines = Signal(7)
         row_lb = Mux(slot == 0, self.i.payload.log2_ebits, lb)
         side = Signal(8)
-        m.d.comb += side.eq(LINE_BITS >> row_lb)
+        m.d.comb += side.eq(self.line_bits >> row_lb)
         m.d.comb += [
             self.i.ready.eq(~draining),
             self.o.valid.eq(draining),

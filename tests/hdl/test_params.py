@@ -36,6 +36,8 @@ CASES = [
     (lambda: StoreAlignUnit(vl=192), "vl=192"),
     (lambda: StoreAlignUnit(ub_size=1 << 31), f"ub_size={1 << 31}"),
     (lambda: CompletionQueue(depth=0), "depth=0"),
+    (lambda: SquareTranspose(line_bits=96), "line_bits=96"),
+    (lambda: SquareTranspose(max_rows=32, line_bits=64), "max_rows=32"),
     (lambda: CompletionQueue(max_in_flight=0), "max_in_flight=0"),
 ]
 
@@ -53,7 +55,9 @@ def test_a_bad_parameter_is_named_with_its_value(make, match):
 @pytest.mark.parametrize("make", [lambda: TLoadEngine(width=64, depth=2),
                                   lambda: LoadAlignUnit(vl=64, ub_size=1),
                                   lambda: StoreAlignUnit(vl=128),
-                                  lambda: SquareTranspose(max_rows=64), lambda: PadMerge(0)])
+                                  lambda: SquareTranspose(max_rows=64),
+                                  lambda: SquareTranspose(max_rows=16, line_bits=64),
+                                  lambda: PadMerge(0)])
 def test_the_edges_of_the_legal_ranges_are_accepted(make):
     unit = make()
     unit._MustUse__used = True             # built to check the constructor only

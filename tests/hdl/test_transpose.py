@@ -11,13 +11,13 @@ from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
 from tests.watchdog import run_bounded
 
 
-def squares(seed, count=10, lb=None, b4=False):
+def squares(seed, count=10, lb=None, b4=False, bits=256):
     """(lb, lines, square) with the square as elements (S, S) of 2**lb bits."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(count):
         lg = int(rng.integers(2 if b4 else 3, 7)) if lb is None else lb
-        s = 256 >> lg
+        s = bits >> lg
         lines = int(rng.choice([s, max(1, s // 2), 1]))
         sq = rng.integers(0, 1 << min(1 << lg, 62), (s, s), dtype=np.uint64)
         out.append((lg, lines, sq))
@@ -32,8 +32,8 @@ def pack(elems, lg):
     return v
 
 
-def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32):
-    dut = cls(max_rows=max_rows)
+def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32, bits=256):
+    dut = cls(max_rows=max_rows, line_bits=bits)
     rng = random.Random(seed)
     got, timing = [], {}
     total = sum(lines for _, lines, _ in sqs)
@@ -66,7 +66,7 @@ def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32):
     sim.add_testbench(source)
     sim.add_testbench(sink)
     # about 2.4 cycles per row or column at the lowest rates (0.7 in, 0.6 out); 6 is ample
-    rows = sum((256 >> lg) + lines for lg, lines, _ in sqs)
+    rows = sum((bits >> lg) + lines for lg, lines, _ in sqs)
     run_bounded(sim, 6 * rows + 200, f"{cls.__name__} bench")
     return got, timing
 
@@ -98,6 +98,18 @@ def test_square_unit_full_throughput_one_square_of_storage(lb):
     assert got == expected(sqs)
     s = 256 >> lb
     assert t["first"] == s and t["last"] == s + 8 * s - 1
+
+
+@pytest.mark.parametrize("bits", [64, 128])
+@pytest.mark.parametrize("cls", [SquareTranspose, NaiveTranspose])
+def test_narrower_instances_of_the_same_code(cls, bits):
+    """line_bits 64 and 128 (squares 8x8 .. 1x1 and 16x16 .. 2x2, b4 included): the instances
+    the formal proofs use."""
+    for b4 in (False, True):
+        sqs = squares(7, count=12, b4=b4, bits=bits)
+        got, _ = run(cls, sqs, 7, p_in=0.7, p_out=0.6, max_rows=bits // (4 if b4 else 8),
+                     bits=bits)
+        assert got == expected(sqs)
 
 
 def test_naive_unit_drains_before_filling():
