@@ -210,3 +210,14 @@ def test_mutation_lists_every_mutant_and_refuses_unknown_ones():
     assert all(line.split()[1].startswith("hdl/") for line in r.stdout.splitlines())
     r = run("mutation", "--only", "addr-norm,bogus")
     assert r.returncode == 2 and "unknown mutant(s) bogus" in r.stderr
+
+
+def test_mutation_generated_mutants_are_listed_by_seed_and_bad_options_named():
+    r = run("mutation", "--generated", "60", "--seed", "1", "--generated-only", "--list")
+    ids = [line.split()[0] for line in r.stdout.splitlines()]
+    assert r.returncode == 0 and len(ids) == len(set(ids)) == 60
+    assert all(i.startswith("g:") for i in ids)
+    r = run("mutation", "--generated-only", "--list")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--generated-only" in r.stderr
+    r = run("mutation", "--generated", "-3", "--list")
+    assert r.returncode == 2 and "--generated" in r.stderr and "Traceback" not in r.stderr

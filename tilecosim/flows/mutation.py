@@ -26,6 +26,8 @@ from pathlib import Path
 
 from tilecosim import ops
 
+from . import mutagen
+
 __all__ = ["Mutant", "MUTANTS", "ROOT", "apply", "run_mutant", "select", "run_all"]
 
 ROOT = Path(__file__).resolve().parents[2]      # the repository
@@ -48,6 +50,7 @@ class Mutant:
     new: str
     what: str
     tests: tuple = ()    # run first
+    site: object = None  # a generated mutant: its mutagen.Site (applied at its position)
 
 
 MUTANTS = [
@@ -181,8 +184,29 @@ MUTANTS = [
 ]
 
 
+#: the tests a generated mutant of a file runs first (then every gateware test)
+TESTS_BY_FOLDER = {"tload": TLOAD_TESTS, "l1l0": L1L0_TESTS, "align": ALIGN_TESTS,
+                   "tiles": TILES_TESTS}
+
+
+def generated(count: int, seed: int) -> list[Mutant]:
+    """``count`` mutants generated from the gateware's AST with ``seed``
+    (:mod:`.mutagen`)."""
+    out = []
+    for site in mutagen.sample(ROOT / "hdl", count, seed):
+        folder = site.file.split("/")[0]
+        first = TESTS_BY_FOLDER.get(folder, TRANSPOSE_TESTS + TLOAD_TESTS
+                                    if site.file == "transpose.py" else [])
+        out.append(Mutant(site.id, site.file, site.old, site.new, site.what, tuple(first),
+                          site=site))
+    return out
+
+
 def apply(mutant: Mutant, hdl_dir: Path) -> None:
     """Apply ``mutant`` to the copy of the hdl package in ``hdl_dir``."""
+    if mutant.site is not None:
+        mutagen.apply_site(mutant.site, hdl_dir)
+        return
     path = hdl_dir / mutant.file
     text = path.read_text()
     n = text.count(mutant.old)
@@ -211,7 +235,8 @@ def _pytest(files, tree: Path, jobs: int, timeout: int):
 def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800) -> dict:
     """Apply one mutant to a copy of ``hdl`` and run the suite; the outcome as a dict."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.id}-") as tmp:
+    safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in mutant.id)
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{safe}-") as tmp:
         # the installed layout, built from the repository's folders: tilecosim/{hdl,model}
         # sit inside the package, so the copy (first on sys.path) is what every import finds
         ignore = shutil.ignore_patterns("__pycache__")
@@ -241,16 +266,21 @@ def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800) -> dict:
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def select(only: list[str] | None) -> list[Mutant]:
-    """The mutants named in ``only`` (all without); ValueError naming the unknown ones, or one
-    whose original text no longer occurs exactly once in the gateware."""
-    todo = MUTANTS
+def select(only: list[str] | None, generate: int = 0, seed: int = 1,
+           hand_written: bool = True) -> list[Mutant]:
+    """The hand-written mutants (unless ``hand_written`` is false) and ``generate``
+    generated ones, or those of them named in ``only``; ValueError naming the unknown ones,
+    or one whose original text no longer occurs exactly once in the gateware."""
+    pool = (MUTANTS if hand_written else []) + generated(generate, seed)
+    todo = pool
     if only:
-        unknown = [i for i in only if i not in {m.id for m in MUTANTS}]
+        unknown = [i for i in only if i not in {m.id for m in pool}]
         if unknown:
             raise ValueError(f"--only: unknown mutant(s) {', '.join(unknown)} (see --list)")
-        todo = [m for m in MUTANTS if m.id in only]
+        todo = [m for m in pool if m.id in only]
     for m in todo:                          # every mutant must still apply before any runs
+        if m.site is not None:
+            continue                        # checked where it is applied
         text = (ROOT / "hdl" / m.file).read_text()
         if text.count(m.old) != 1:
             raise ValueError(f"mutant {m.id}: the original text occurs {text.count(m.old)} "
@@ -258,20 +288,47 @@ def select(only: list[str] | None) -> list[Mutant]:
     return todo
 
 
+def _summary(rows: list[dict], todo: list[Mutant]) -> dict:
+    """The JSON summary: the hand-written mutants' fields as before, and ``generated``."""
+    hand = [r for r, m in zip(rows, todo) if m.site is None]
+    gen = [r for r, m in zip(rows, todo) if m.site is not None]
+    survivors = [r["id"] for r in hand if not r["killed"]]
+    summary = {"mutants": len(hand), "killed": len(hand) - len(survivors),
+               "survivors": survivors}
+    if gen:
+        killed = [r for r in gen if r["killed"]]
+        equivalent = [r["id"] for r in gen if not r["killed"] and r["id"] in mutagen.EQUIVALENT]
+        survived = [r["id"] for r in gen if not r["killed"] and r["id"] not in equivalent]
+        judged = len(gen) - len(equivalent)
+        summary["generated"] = {
+            "mutants": len(gen), "killed": len(killed), "survived": len(survived),
+            "equivalent": len(equivalent),
+            "kill_rate": round(len(killed) / judged, 4) if judged else None,
+            "survivors": survived, "equivalents": equivalent}
+    return summary
+
+
 def run_all(todo: list[Mutant], jobs: int, json_path: str | None) -> int:
-    """Run the mutants one after the other, print a line each and the summary; exit status
-    1 when one survives."""
+    """Run the mutants one after the other, print a line each and the summary (the JSON file,
+    when asked for, is rewritten after each mutant); exit status 1 when a mutant survives
+    that is not argued equivalent in :data:`.mutagen.EQUIVALENT`."""
     rows = []
-    print(f"{'mutant':20} {'file':22} {'result':8} {'seconds':>7}  killed by / what")
+    width = max([20] + [len(m.id) for m in todo])
+    print(f"{'mutant':{width}} {'file':22} {'result':10} {'seconds':>7}  killed by / what")
     for m in todo:
         r = run_mutant(m, jobs)
+        r["generated"] = m.site is not None
+        r["what"] = m.what
         rows.append(r)
-        print(f"{m.id:20} {m.file:22} {'killed' if r['killed'] else 'SURVIVED':8} "
-              f"{r['seconds']:>7}  {r['by'] if r['killed'] else m.what}", flush=True)
-    survivors = [r["id"] for r in rows if not r["killed"]]
-    summary = {"mutants": len(rows), "killed": len(rows) - len(survivors),
-               "survivors": survivors}
-    if json_path:
-        Path(json_path).write_text(json.dumps(dict(summary, rows=rows), indent=1))
+        result = ("killed" if r["killed"] else
+                  "equivalent" if m.id in mutagen.EQUIVALENT else "SURVIVED")
+        r["result"] = result
+        print(f"{m.id:{width}} {m.file:22} {result:10} {r['seconds']:>7}  "
+              f"{r['by'] if r['killed'] else m.what}", flush=True)
+        if json_path:
+            Path(json_path).write_text(json.dumps(dict(_summary(rows, todo[:len(rows)]),
+                                                       rows=rows), indent=1))
+    summary = _summary(rows, todo)
     print(json.dumps(summary))
-    return 1 if survivors else 0
+    bad = summary["survivors"] + summary.get("generated", {}).get("survivors", [])
+    return 1 if bad else 0
