@@ -173,3 +173,52 @@ def test_the_alu_lanes_wrap_as_numpy():
         sim = Simulator(alu)
         sim.add_testbench(bench)
         sim.run()
+
+
+def assemble(blocks):
+    """Each block (a list of record-beat dicts) through the RecordAssembler alone: the ``bad``
+    bit of each instruction it emits."""
+    from amaranth.sim import Simulator
+
+    from tests.watchdog import run_bounded
+    from tilecosim.hdl.tiles.records import RecordAssembler
+    from tilecosim.hdl.tiles.types import RecordBeat
+    dut = RecordAssembler()
+    bad = []
+
+    async def source(ctx):
+        for block in blocks:
+            for k, beat in enumerate(block):
+                full = {"value0": 0, "value1": 0, **beat, "end": int(k == len(block) - 1)}
+                ctx.set(dut.i.payload, RecordBeat.const(full))
+                ctx.set(dut.i.valid, 1)
+                await ctx.tick().until(dut.i.ready)
+        ctx.set(dut.i.valid, 0)
+
+    async def sink(ctx):
+        ctx.set(dut.o.ready, 1)
+        while len(bad) < len(blocks):
+            _, _, v, p = await ctx.tick().sample(dut.o.valid, dut.o.payload)
+            if v:
+                bad.append(int(p.bad))
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(source)
+    sim.add_testbench(sink)
+    run_bounded(sim, 20 * sum(map(len, blocks)) + 50, "record assembler bench")
+    return bad
+
+
+def test_a_tadd_block_without_two_sources_and_a_destination_is_illegal():
+    """D9's TADD/TSUB template is BSTART.TEW, two B.IOS (the sources) and a B.IOT (the
+    destination): a block missing any of them is IllegalInstruction (``bad``)."""
+    from tilecosim.hdl.tiles.types import Opcode, RecordKind as K
+    start = {"record": {"kind": K.BSTART_TEW, "f0": Opcode.TADD.value}}
+    src = {"record": {"kind": K.B_IOS, "f0": 0, "f1": 1, "f2": 0}}
+    dst = {"record": {"kind": K.B_IOT, "f0": 1, "f1": 1}}
+    assert assemble([[start, src, src, dst],            # well formed
+                     [start, src, dst],                 # one source
+                     [start, src, src],                 # no destination
+                     [start, dst],                      # neither
+                     [src, src, dst],                   # no BSTART
+                     [start, src, src, dst]]) == [0, 1, 1, 1, 1, 0]

@@ -39,6 +39,12 @@ EQUIVALENT: dict[str, str] = {
     "g:align/load.py:124:41:slice-hi+1":
         "ub_addr.eq(ea[:33]): ub_addr is 32 bits wide, so the 33rd bit is dropped by the "
         "assignment and the port carries ea[:32] as before",
+    "g:l1l0/engine.py:161:53:slice-hi+1":
+        "cur.src_stride[:17]: a srcStride above 16 bits faults (ParameterRange) before the "
+        "instruction starts, so bit 16 of a running instruction's stride is 0",
+    "g:l1l0/engine.py:243:43:slice-hi+1":
+        "wr.payload.addr.eq(waddr[:33]): the addr field is 32 bits wide, so the assignment "
+        "drops the 33rd bit and the L0 write address is waddr[:32] as before",
 }
 
 
