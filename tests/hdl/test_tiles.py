@@ -28,6 +28,10 @@ SEED_EXAMPLE = (LOAD.format("a0", "T") + LOAD.format("a1", "T") + LOAD.format("a
 FAULT_PROGRAMS = {
     "17 loads into one queue": ("".join(LOAD.format("a0", "M") for _ in range(17)),
                                 ("TileAllocation", 3, 17)),
+    # 16 live in M after a load into U: the other queues' slots stay as they were
+    "17 loads into one queue after another queue's": (
+        LOAD.format("a1", "U") + "".join(LOAD.format("a0", "M") for _ in range(17)),
+        ("TileAllocation", 3, 18)),
     "a read after release": (SEED_EXAMPLE + "TADD T#3, T#1, ->N\n", ("TileReleased", 4, 6)),
     "a never-written register": (LOAD.format("a0", "U") + "TADD U#1, U#2, ->T\n",
                                  ("TileReleased", 4, 2)),

@@ -42,6 +42,10 @@ EQUIVALENT: dict[str, str] = {
     "g:l1l0/engine.py:161:53:slice-hi+1":
         "cur.src_stride[:17]: a srcStride above 16 bits faults (ParameterRange) before the "
         "instruction starts, so bit 16 of a running instruction's stride is 0",
+    "g:tiles/regfile.py:149:59:const+1":
+        "alloc_slots[k].eq(Cat(idx, q[:3])): each alloc_slots entry is 6 bits (slot, queue), "
+        "so the third queue bit is dropped by the assignment -- and it is 0 for any queue "
+        "that allocates (q < 4)",
     "g:l1l0/engine.py:243:43:slice-hi+1":
         "wr.payload.addr.eq(waddr[:33]): the addr field is 32 bits wide, so the assignment "
         "drops the 33rd bit and the L0 write address is waddr[:32] as before",
