@@ -42,6 +42,12 @@ EQUIVALENT: dict[str, str] = {
     "g:l1l0/engine.py:161:53:slice-hi+1":
         "cur.src_stride[:17]: a srcStride above 16 bits faults (ParameterRange) before the "
         "instruction starts, so bit 16 of a running instruction's stride is 0",
+    "g:tiles/system.py:184:60:const+1":
+        "words_bits = ... + 2: the width of the TADD beat counter, one bit wider; it counts "
+        "to at most LCFR / W beats either way, so every value and comparison is the same",
+    "g:tload/addrgen.py:111:53:const+1":
+        "(\"major0\", 24) -> 25: the width of a register that holds a row or column index "
+        "below 2**24; one bit wider, every value is the same",
     "g:tiles/regfile.py:149:59:const+1":
         "alloc_slots[k].eq(Cat(idx, q[:3])): each alloc_slots entry is 6 bits (slot, queue), "
         "so the third queue bit is dropped by the assignment -- and it is 0 for any queue "
