@@ -17,7 +17,7 @@ export TILECOSIM_BUILD_CACHE ?= $(CURDIR)/build/sim-cache
 export TILECOSIM_WAVES_DIR ?= $(CURDIR)/build/waves
 
 .PHONY: install demo test bench bench-tload bench-units bench-tiles bench-sim bench-cluster lint fuzz mutation \
-        regress clean
+        formal regress clean
 
 install: $(STAMP)
 
@@ -74,6 +74,12 @@ fuzz: $(STAMP)
 mutation: $(STAMP)
 	mkdir -p build
 	$(BIN)/tilecosim mutation --generated 60 --seed 1 --json build/mutation.json
+
+# every formal proof of the gateware (SymbiYosys + yices, from PyPI; make test runs the quick
+# ones); proof depths and run times are in docs/verification.md
+formal: $(STAMP)
+	mkdir -p build
+	$(BIN)/tilecosim formal --json build/formal.json
 
 # the coverage-driven regression: 20,000 scenarios per operation on Verilator and 1,000 on
 # Icarus (the batch harnesses), 1,000 on Amaranth's simulator (the Python-driven bench), and

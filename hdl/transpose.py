@@ -169,6 +169,10 @@ class SquareTranspose(_Transpose):
                          r_lines.eq(row_lines), w_orient.eq(~w_orient)]
         with m.Elif(read_done):
             m.d.sync += r_full.eq(0)
+        # the state, for the invariants of the proof (tilecosim.formal.transpose)
+        self.state = dict(rows=list(st.rows), w_slot=w_slot, w_orient=w_orient, w_lb=w_lb,
+                          w_lines=w_lines, r_full=r_full, r_slot=r_slot, r_orient=r_orient,
+                          r_lb=r_lb, r_lines=r_lines)
         return m
 
 

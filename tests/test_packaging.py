@@ -53,13 +53,14 @@ def test_every_package_folder_is_listed_in_pyproject():
 
 # --- layers: imports only go down --------------------------------------------------------
 
-LAYERS = ["model", "hdl", "sim", "ops", "flows", "perf", "cli"]
+LAYERS = ["model", "hdl", "formal", "sim", "ops", "flows", "perf", "cli"]
 ALLOWED = {                       # a layer -> the layers it may import
     "model": set(),
     "hdl": {"model"},
+    "formal": {"model", "hdl"},                            # proof harnesses of the gateware
     "sim": {"model", "hdl"},
     "ops": {"model", "hdl", "sim"},
-    "flows": {"model", "hdl", "sim", "ops"},
+    "flows": {"model", "hdl", "formal", "sim", "ops"},
     "perf": {"model", "hdl", "sim", "ops", "flows"},      # bench measures regress
     "cli": {"model", "hdl", "sim", "ops", "flows", "perf"},
 }

@@ -16,8 +16,8 @@ import sys
 
 from tilecosim.model.asm import AsmError, RegisterError
 
-from . import (bench, demo, draw, load_align, load_data_with_transpose, mutation, regress, tload,
-               verilog)
+from . import (bench, demo, draw, formal, load_align, load_data_with_transpose, mutation, regress,
+               tload, verilog)
 from .common import EXIT_OK, EXIT_USAGE, FMT, Parser, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -44,7 +44,7 @@ exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage 
 
 #: the subcommand groups, in the order of ``tilecosim --help``
 GROUPS = (tload, load_data_with_transpose, load_align, regress, draw, bench, verilog, mutation,
-          demo)
+          formal, demo)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:

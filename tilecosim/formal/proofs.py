@@ -1,0 +1,120 @@
+"""The list of proofs: what each proves, how (``bmc`` to a depth, or ``prove``: k-induction,
+which holds for every depth), and whether it is quick enough for ``make test`` (a minute or
+less on one core); ``make formal`` runs them all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .common import Harness
+
+__all__ = ["Proof", "PROOFS"]
+
+
+@dataclass(frozen=True)
+class Proof:
+    name: str
+    unit: str                      # the Component proved
+    what: str                      # one line
+    build: Callable[[], Harness]
+    mode: str                      # "prove" (k-induction) or "bmc"
+    depth: int                     # induction length, or BMC depth
+    cover_depth: int               # the steps within which every Cover must be reached
+    quick: bool = False
+
+
+def _transpose(line_bits, sizes):
+    def build():
+        from .transpose import transpose_scoreboard
+        return transpose_scoreboard(line_bits, sizes)
+    return build
+
+
+def _contract(make):
+    def build():
+        from .streams import stream_contract
+        return stream_contract(make())
+    return build
+
+
+def _tload():
+    from tilecosim.hdl.tload.engine import TLoadEngine
+    return TLoadEngine()
+
+
+def _l1l0():
+    from tilecosim.hdl.l1l0.engine import L1L0Engine
+    return L1L0Engine()
+
+
+def _load_align():
+    from tilecosim.hdl.align.load import LoadAlignUnit
+    return LoadAlignUnit(vl=64)
+
+
+def _store_align():
+    from tilecosim.hdl.align.store import StoreAlignUnit
+    return StoreAlignUnit(vl=64)
+
+
+def _system():
+    from tilecosim.hdl.tiles.system import TileSystem
+    return TileSystem()
+
+
+def _align(which):
+    def build():
+        from . import align
+        return getattr(align, f"{which}_align_modes")()
+    return build
+
+
+def _addrgen():
+    from .addrgen import addrgen_one_tile
+    return addrgen_one_tile()
+
+
+def _completion():
+    from .completion import completion_order
+    return completion_order()
+
+
+PROOFS: list[Proof] = [
+    Proof("transpose-64", "SquareTranspose(max_rows=16, line_bits=64)",
+          "squares of b4..b64 in any order, any back-pressure: every column is the transpose "
+          "of its square; stream contract", _transpose(64, (2, 3, 4, 5, 6)), "prove", 3,
+          cover_depth=50),
+    *(Proof(f"transpose-64-b{1 << k}", "SquareTranspose(line_bits=64)",
+            f"squares of b{1 << k} ({64 >> k}x{64 >> k}): every column is the transpose of its "
+            "square; stream contract", _transpose(64, (k,)), "prove", 3,
+            cover_depth=3 * (64 >> k) + 6, quick=True)
+      for k in (3, 4, 5, 6)),
+    *(Proof(f"transpose-256-b{1 << k}", "SquareTranspose(line_bits=256)",
+            f"squares of b{1 << k} ({256 >> k}x{256 >> k}) in the engines' instance: every column "
+            "is the transpose of its square; stream contract", _transpose(256, (k,)), "prove",
+            3, cover_depth=3 * (256 >> k) + 6)
+      for k in (4, 5, 6)),
+    Proof("completion-order", "CompletionQueue",
+          "completions leave in instruction order, faults included; stream contract",
+          _completion, "bmc", 16, cover_depth=16, quick=True),
+    Proof("addrgen-one-tile", "FractalAddressGenerator",
+          "one legal TLOAD of a 512-byte tile, any layout, shape and extents: requests within "
+          "the source, 16 lines filled, no address twice", _addrgen, "bmc", 20, cover_depth=20,
+          quick=True),
+    Proof("load-align-modes", "LoadAlignUnit(vl=64)",
+          "any byte of any op's dst0/dst1 is the window byte its mode names (D11), or zero",
+          _align("load"), "bmc", 6, cover_depth=6),
+    Proof("store-align-modes", "StoreAlignUnit(vl=64)",
+          "any UB byte of any op's write, and its enable, is what its mode names (D12)",
+          _align("store"), "bmc", 6, cover_depth=6, quick=True),
+    *(Proof(f"streams-{name}", unit, "every output stream keeps the valid/ready contract, is "
+            "idle after reset and silent before any input", _contract(make), "bmc", depth,
+            cover_depth=20, quick=quick)
+      for name, unit, make, depth, quick in (
+          ("tload", "TLoadEngine", _tload, 8, False),
+          ("l1l0", "L1L0Engine", _l1l0, 8, False),
+          ("load-align", "LoadAlignUnit(vl=64)", _load_align, 8, True),
+          ("store-align", "StoreAlignUnit(vl=64)", _store_align, 8, True),
+          ("system", "TileSystem", _system, 8, False))),
+]

@@ -1,0 +1,61 @@
+"""The stream contract of a whole unit, read from its signature: every ``In`` stream is
+driven by an environment that keeps the contract (assumed), every ``Out`` stream must keep it
+(asserted); every other input is arbitrary in every step.
+
+For each output stream: once valid, valid stays and the payload is stable until ready; after
+reset it is idle; and nothing comes out before something went in (a handshake on an input
+stream, in that cycle or before).  Covers: each output stream transfers, and is stalled."""
+
+from __future__ import annotations
+
+from amaranth import Signal
+from amaranth.lib import stream, wiring
+
+from .common import Harness
+
+__all__ = ["stream_contract"]
+
+
+def _streams(dut):
+    """(name, port, flow) of every stream member of ``dut``'s signature, and the other
+    inputs."""
+    streams, other_inputs = [], []
+    for name, member in dut.signature.members.items():
+        port = getattr(dut, name)
+        if member.is_signature and isinstance(member.signature, stream.Signature):
+            streams.append((name, port, member.flow))
+        elif member.is_port and member.flow == wiring.In:
+            other_inputs.append(port)
+        elif member.is_signature:
+            raise ValueError(f"{name}: a port of a signature that is not a stream")
+    return streams, other_inputs
+
+
+def stream_contract(dut: wiring.Component) -> Harness:
+    h = Harness()
+    m = h.m
+    m.submodules.dut = dut
+    streams, other_inputs = _streams(dut)
+    h.free(*other_inputs)
+    went_in = Signal(name="went_in")
+    now = []
+    for name, port, flow in streams:
+        if flow == wiring.In:
+            h.free(port.valid, port.payload)
+            h.stream(port, "in", name)
+            now.append(port.valid & port.ready)
+        else:
+            h.free(port.ready)
+            h.stream(port, "out", name)
+    for v in now:
+        with m.If(v):
+            m.d.sync += went_in.eq(1)
+    anything_in = went_in
+    for v in now:
+        anything_in = anything_in | v
+    for name, port, flow in streams:
+        if flow == wiring.Out:
+            with m.If(h.live & port.valid):
+                h.check(anything_in, f"{name}_nothing_out_without_input")
+            h.cover(h.live & port.valid & port.ready, f"{name}_transfers")
+    return h
