@@ -137,11 +137,12 @@ HELP_EXAMPLES = _help_examples()
 @pytest.mark.parametrize("name,text", HELP_EXAMPLES,
                          ids=[f"{n}:{k}" for k, (n, _) in enumerate(HELP_EXAMPLES)])
 def test_a_help_example_runs_as_written(name, text, tmp_path):
-    """The examples in ``--help`` run too (long ones -- regress, bench, mutation -- are cut
-    short by their own options in the example, or listed only)."""
+    """The examples in ``--help`` run too (long ones -- regress, bench, mutation, formal -- are
+    cut short by their own options in the example, or listed only)."""
     argv = shlex.split(text, comments=True)
     argv += {"regress": ["--count", "2"], "bench": ["--only", "golden"],
-             "mutation": ["--list"]}.get(argv[1], [])      # the last of an option wins
+             "mutation": ["--list"], "formal": ["--only", "transpose-64-b64"]
+             }.get(argv[1], [])                             # the last of an option wins
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     r = subprocess.run(_command() + argv[1:], cwd=tmp_path, capture_output=True, text=True,
                        timeout=900)

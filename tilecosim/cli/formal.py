@@ -47,7 +47,7 @@ def cmd_formal(args) -> int:
         for p in todo:
             how = "k-induction" if p.mode == "prove" else f"bmc {p.depth}"
             quick = "quick" if p.quick else ""
-            print(f"{p.name:22} {p.unit:24} {how:12} {quick:5} {p.what}")
+            print(f"{p.name:22} {p.unit:44} {how:12} {quick:5} {p.what}")
         return EXIT_OK
     check_writable("--json", args.json, (".json",))
     out = make_dir("--out", args.out)

@@ -155,7 +155,7 @@ def run_proof(proof: Proof, out_dir: Path, t: dict | None = None) -> Outcome:
     from amaranth import ClockSignal, ResetSignal
     from amaranth.back import rtlil
     t = t or tools()
-    workdir = out_dir / proof.name
+    workdir = Path(out_dir).resolve() / proof.name     # sby runs inside it
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     try:
