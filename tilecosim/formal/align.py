@@ -57,13 +57,20 @@ def _ea(m: Module, op, name: str) -> Signal:
     return ea
 
 
-def load_align_modes(vl: int = 64) -> Harness:
+def _around(unit) -> tuple[Harness, Module]:
+    """A harness around an align unit: any stream of ops (within the stream contract), any
+    back-pressure on its results."""
     h = Harness()
-    m = h.m
-    m.submodules.dut = dut = LoadAlignUnit(vl=vl)
-    h.free(dut.op.valid, dut.op.payload, dut.res.ready)
-    h.stream(dut.op, "in", "op")
-    h.stream(dut.res, "out", "res")
+    h.m.submodules.dut = unit
+    h.free(unit.op.valid, unit.op.payload, unit.res.ready)
+    h.stream(unit.op, "in", "op")
+    h.stream(unit.res, "out", "res")
+    return h, h.m
+
+
+def load_align_modes(vl: int = 64) -> Harness:
+    dut = LoadAlignUnit(vl=vl)
+    h, m = _around(dut)
     nbits = (2 * vl).bit_length() - 1          # a byte index into the 2*VL-byte window
 
     # the UB read port: new arbitrary bytes after each read, held otherwise
@@ -150,13 +157,9 @@ def load_align_modes(vl: int = 64) -> Harness:
 
 
 def store_align_modes(vl: int = 64) -> Harness:
-    h = Harness()
-    m = h.m
-    m.submodules.dut = dut = StoreAlignUnit(vl=vl)
-    h.free(dut.op.valid, dut.op.payload, dut.res.ready)
-    h.stream(dut.op, "in", "op")
-    h.stream(dut.res, "out", "res")
-    nbits = (2 * vl).bit_length() - 1
+    dut = StoreAlignUnit(vl=vl)
+    h, m = _around(dut)
+    nbits = (2 * vl).bit_length() - 1          # a byte index into the 2*VL-byte write
     tracked_take, op, _ = _tracked_op(h, dut.op)
     after = h.past(tracked_take, "tracked_written_now")     # the write leaves a cycle later
 
