@@ -31,10 +31,10 @@ def _transpose(line_bits, sizes):
     return build
 
 
-def _contract(make):
+def _contract(make, environment=None):
     def build():
-        from .streams import stream_contract
-        return stream_contract(make())
+        from . import streams
+        return streams.stream_contract(make(), environment and getattr(streams, environment))
     return build
 
 
@@ -75,6 +75,26 @@ def _addrgen():
     return addrgen_one_tile()
 
 
+def _decoder():
+    from tilecosim.hdl.tload.decode import TLoadDecoder
+    return TLoadDecoder()
+
+
+def _addrgen_unit():
+    from tilecosim.hdl.tload.addrgen import FractalAddressGenerator
+    return FractalAddressGenerator()
+
+
+def _padmerge():
+    from tilecosim.hdl.tload.padmerge import PadMerge
+    return PadMerge()
+
+
+def _records():
+    from tilecosim.hdl.tiles.records import RecordAssembler
+    return RecordAssembler()
+
+
 def _completion():
     from .completion import completion_order
     return completion_order()
@@ -109,12 +129,16 @@ PROOFS: list[Proof] = [
           "any UB byte of any op's write, and its enable, is what its mode names (D12)",
           _align("store"), "bmc", 6, cover_depth=6, quick=True),
     *(Proof(f"streams-{name}", unit, "every output stream keeps the valid/ready contract, is "
-            "idle after reset and silent before any input", _contract(make), "bmc", depth,
+            "idle after reset until an input is offered", _contract(make, env), "bmc", 8,
             cover_depth=20, quick=quick)
-      for name, unit, make, depth, quick in (
-          ("tload", "TLoadEngine", _tload, 8, False),
-          ("l1l0", "L1L0Engine", _l1l0, 8, False),
-          ("load-align", "LoadAlignUnit(vl=64)", _load_align, 8, True),
-          ("store-align", "StoreAlignUnit(vl=64)", _store_align, 8, True),
-          ("system", "TileSystem", _system, 8, False))),
+      for name, unit, make, env, quick in (
+          ("tload", "TLoadEngine", _tload, None, False),
+          ("l1l0", "L1L0Engine", _l1l0, None, False),
+          ("load-align", "LoadAlignUnit(vl=64)", _load_align, None, True),
+          ("store-align", "StoreAlignUnit(vl=64)", _store_align, None, True),
+          ("system", "TileSystem", _system, None, False),
+          ("decoder", "TLoadDecoder", _decoder, None, True),
+          ("addrgen", "FractalAddressGenerator", _addrgen_unit, "addrgen_environment", True),
+          ("padmerge", "PadMerge", _padmerge, None, True),
+          ("records", "RecordAssembler", _records, None, True))),
 ]
