@@ -35,7 +35,7 @@ examples:
 
 
 def cmd_formal(args) -> int:
-    from tilecosim.flows.formal import ToolMissing, run_all, select, tools
+    from tilecosim.flows.formal import ToolMissing, run_all, select
     only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
     if args.only is not None and not only:
         raise UsageError(f"--only {args.only!r}: give proof names (see --list)")
@@ -52,7 +52,6 @@ def cmd_formal(args) -> int:
     check_writable("--json", args.json, (".json",))
     out = make_dir("--out", args.out)
     try:
-        tools()
+        return run_all(todo, out, args.jobs, args.json)      # looks the tools up first
     except ToolMissing as e:
         raise UsageError(str(e)) from None
-    return run_all(todo, out, args.jobs, args.json)

@@ -150,6 +150,12 @@ def _label(loc: str) -> str:
     return f"{_name(loc)} ({Path(where).name})"
 
 
+def _trace(task_dir: Path) -> str | None:
+    """The counterexample VCD an sby run wrote in ``task_dir``, if any."""
+    vcd = sorted(task_dir.glob("engine_*/trace*.vcd"))
+    return str(vcd[0]) if vcd else None
+
+
 def run_proof(proof: Proof, out_dir: Path, t: dict | None = None) -> Outcome:
     """Build, check and cover one proof in ``out_dir/<name>``."""
     from amaranth import ClockSignal, ResetSignal
@@ -179,18 +185,16 @@ def run_proof(proof: Proof, out_dir: Path, t: dict | None = None) -> Outcome:
             outcome.result = "unproved"
             outcome.failed = [_label(loc) + " (induction step)"
                               for loc, _ in _found(text, _FAILED)]
-            vcd = sorted((workdir / "check").glob("engine_*/trace*.vcd"))
-            outcome.vcd = str(vcd[0]) if vcd else None
+            outcome.vcd = _trace(workdir / "check")
             outcome.detail = (f"no failure from reset to depth {proof.cover_depth}, but the "
                               "induction step fails: an invariant is missing or too weak")
             return outcome
     if status != "PASS":
         found = _found(text, _FAILED)
-        vcd = sorted((workdir / task).glob("engine_*/trace*.vcd"))
         outcome.result = "failed" if found else "error"
         outcome.failed = [_label(loc) + (f" at step {step}" if step else "")
                           for loc, step in found]
-        outcome.vcd = str(vcd[0]) if vcd else None
+        outcome.vcd = _trace(workdir / task)
         if outcome.result == "error":
             outcome.detail = _last_error(text)
         return outcome
@@ -226,7 +230,6 @@ def run_all(proofs: list[Proof], out_dir: Path, jobs: int = 2,
     fails or misses a cover."""
     t = tools()
     out_dir.mkdir(parents=True, exist_ok=True)
-    outcomes: dict[str, Outcome] = {}
 
     def one(p: Proof) -> Outcome:
         print(f"{p.name}: running ({'k-induction' if p.mode == 'prove' else 'bmc'}, then the "
@@ -243,7 +246,6 @@ def run_all(proofs: list[Proof], out_dir: Path, jobs: int = 2,
             print(f"  {o.detail}", flush=True)
         if not o.ok:
             print(f"  reproduce: tilecosim formal --only {p.name}", flush=True)
-        outcomes[p.name] = o
         return o
 
     start = time.monotonic()

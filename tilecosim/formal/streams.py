@@ -4,11 +4,12 @@ driven by an environment that keeps the contract (assumed), every ``Out`` stream
 
 For each output stream: once valid, valid stays and the payload is stable until ready; and it
 is idle after reset until something is offered on an input stream (in that step or before: a
-unit may pass an offered input straight through).  Covers: each output stream transfers, and is stalled."""
+unit may pass an offered input straight through).  Covers: each output stream transfers, and
+is stalled."""
 
 from __future__ import annotations
 
-from amaranth import Signal
+from amaranth import Cat, Signal
 from amaranth.lib import stream, wiring
 
 from .common import Harness
@@ -41,24 +42,22 @@ def stream_contract(dut: wiring.Component, environment=None) -> Harness:
     h.free(*other_inputs)
     if environment is not None:
         environment(h, dut)
-    went_in = Signal(name="went_in")
-    now = []
+    offered = []
     for name, port, flow in streams:
         if flow == wiring.In:
             h.free(port.valid, port.payload)
             h.stream(port, "in", name)
-            now.append(port.valid)
+            offered.append(port.valid)
         else:
             h.free(port.ready)
             # idle after reset: nothing_out_without_input below, which also allows an output
             # that passes an input offered in that very step
             h.stream(port, "out", name, idle_after_reset=False)
-    for v in now:
-        with m.If(v):
-            m.d.sync += went_in.eq(1)
-    anything_in = went_in
-    for v in now:
-        anything_in = anything_in | v
+    offered_now = Cat(offered).any()
+    went_in = Signal(name="went_in")               # an input was offered in an earlier step
+    with m.If(offered_now):
+        m.d.sync += went_in.eq(1)
+    anything_in = went_in | offered_now
     for name, port, flow in streams:
         if flow == wiring.Out:
             with m.If(h.live & port.valid):
