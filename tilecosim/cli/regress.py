@@ -3,28 +3,35 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .common import BACKENDS, FMT, UsageError, int_arg, make_dir, seed_arg
 
 REGRESS_HELP = """\
 Constrained-random regression of the HDL engines against the golden model, driven by
-functional coverage (each operation declares its bins in tilecosim/ops/): --count
-scenarios per operation, legal and faulting, drawn from --seed and run in batches (back to
-back, every other batch with random back-pressure) in --jobs processes, or on a Dask
-cluster (--scheduler, --cluster; needs dask[distributed]).  On icarus and verilator the
-batches run on each operation's batch harness (the whole batch inside the design, up to
-4096 scenarios per simulator start); on amaranth, on the Python-driven bench.  Prints a
-progress bar, each mismatch with a command that reproduces it alone, a summary table per
-operation, the coverage and what each worker ran and built; --json adds one JSON object on
-the last line.  The report is the same for the same seed whatever runs it.  Exit 1 on any
-mismatch.  Stopped early (Ctrl-C, SIGTERM, no worker able to run a job), it reports what it
-checked and exits 1 on a mismatch, else 130, 143 or 2.
+functional coverage (each operation declares its bins in tilecosim/ops/): --count scenarios
+per operation, legal and faulting, drawn from --seed and run in batches (back to back, every
+other batch with random back-pressure) in --jobs processes, or on a Dask cluster
+(--scheduler, --cluster; needs dask[distributed]). On icarus and verilator the batches run
+on each operation's batch harness (the whole batch inside the design, up to 4096 scenarios
+per simulator start); on amaranth, on the Python-driven bench. Prints a progress bar, each
+mismatch with a command that reproduces it alone, a summary table per operation, the
+coverage and what each worker ran and built; --json adds one JSON object on the last line.
+With --coverage (Verilator only), also the code coverage of the generated Verilog: line,
+branch and toggle coverage per engine top, merged over every simulator run, with the listing
+of what was never hit, lcov's .info (and HTML where lcov is installed) in --out/coverage,
+under the waivers of tilecosim/flows/coverage_waivers.txt (or --coverage-waivers). The
+report is the same for the same seed whatever runs it. Exit 1 on any mismatch. Stopped early
+(Ctrl-C, SIGTERM, no worker able to run a job), it reports what it checked and exits 1 on a
+mismatch, else 130, 143 or 2.
 
 examples:
   tilecosim regress --count 50
   tilecosim regress --backend verilator --ops tload --count 200 --seed 3 --json
   tilecosim regress --backend verilator --count 20000      # about a minute on 2 cores
   tilecosim regress --cluster local:2 --count 200 --seed 1 # a Dask LocalCluster
+  tilecosim regress --backend verilator --ops load-align --coverage --count 400
+                                                    # with code coverage
   tilecosim regress --backend verilator --ops program --count 500  # whole programs on
                                                     # the RTL tile system, about 2 minutes
 
@@ -93,6 +100,12 @@ def add_parsers(sub) -> dict:
                         "~/.cache/tilecosim)")
     p.add_argument("--out", metavar="DIR", default="build/regress",
                    help="where the memory images (and hang waveforms) go (default build/regress)")
+    p.add_argument("--coverage", action="store_true",
+                   help="Verilator only: build with line and toggle coverage, merge the runs "
+                        "and report per engine top (files in --out/coverage)")
+    p.add_argument("--coverage-waivers", metavar="FILE", default=None,
+                   help="the waivers of --coverage (default: tilecosim/flows/"
+                        "coverage_waivers.txt; format in docs/verification.md)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     return {"regress": cmd_regress}
 
@@ -106,7 +119,28 @@ def cmd_regress(args) -> int:
         from tilecosim.sim.runner import missing
         if missing(args.backend):
             raise UsageError(f"--backend {args.backend}: {missing(args.backend)}")
+    if args.coverage_waivers is not None and not args.coverage:
+        raise UsageError("--coverage-waivers: only with --coverage")
+    if args.coverage:
+        from tilecosim.flows.codecov import (WAIVERS, CoverageToolError, WaiverError,
+                                             parse_waivers, yosys)
+        if args.backend != "verilator":
+            raise UsageError(f"--coverage: needs --backend verilator (not {args.backend}): "
+                             "the coverage is Verilator's")
+        if args.scheduler:
+            raise UsageError("--coverage: not with --scheduler (each worker would write its "
+                             "coverage on its own machine); use --jobs or --cluster local:N")
+        args.coverage_waivers = args.coverage_waivers or str(WAIVERS)
+        try:
+            parse_waivers(args.coverage_waivers)
+            yosys()
+        except WaiverError as e:
+            raise UsageError(f"--coverage-waivers: {e}") from None
+        except CoverageToolError as e:
+            raise UsageError(f"--coverage: {e}") from None
     make_dir("--out", args.out)
+    if args.coverage:
+        make_dir("--out", str(Path(args.out) / "coverage"))
     if args.build_cache and not args.scheduler:       # a remote worker checks its own path
         args.build_cache = str(make_dir("--build-cache", args.build_cache).resolve())
     try:

@@ -18,6 +18,7 @@ import dataclasses
 import json
 import os
 import random
+import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -49,15 +50,17 @@ def draw_scenarios(op: str, count: int, seed: int) -> list[Scenario]:
     gen = ops.get(op).draw
     hits = {b: 0 for b in cov.all_bins(op)}
     out = []
-    faults = [b for b in hits if ".fault:" in b]
+    # the bins aimed at once everything is hit: faults, and operands over their whole
+    # encodings (``:far``)
+    faults = [b for b in hits if ".fault:" in b or b.endswith(":far")]
     empty = True
     for k in range(count):
         if empty:                            # hits only grow: once all are hit, they stay
             empty = [b for b, n in hits.items() if n == 0]
         hint = rng.choice(empty) if empty else None
         want_fault = None
-        if hint is None:                     # everything hit: one draw in eight faults
-            want_fault = rng.random() < 0.125
+        if hint is None:                     # everything hit: one draw in eight aims at a
+            want_fault = rng.random() < 0.125    # fault or far bin
             hint = rng.choice(faults) if want_fault else None
         pick = None
         for _ in range(200):
@@ -416,6 +419,12 @@ def main_args(args) -> int:
         raise KeyboardInterrupt
 
     os.environ.setdefault("TILECOSIM_WAVES_DIR", str(out_dir.resolve()))   # before workers start
+    coverage = getattr(args, "coverage", False)
+    raw = (out_dir / "coverage" / "runs").resolve()
+    if coverage:                                 # Verilator's coverage of every run goes here
+        shutil.rmtree(raw, ignore_errors=True)   # (this run's alone)
+        raw.mkdir(parents=True)
+        os.environ["TILECOSIM_COVERAGE_DIR"] = str(raw)
     cluster = None
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
@@ -430,6 +439,7 @@ def main_args(args) -> int:
         signal.signal(signal.SIGTERM, previous)
         if cluster is not None:
             cluster.close()
+        os.environ.pop("TILECOSIM_COVERAGE_DIR", None)
     if run.stopped == "interrupted" and not caught:
         caught.append(signal.SIGINT)
     rows, hits, uncovered = summarize(run.drawn, run.outcomes, run.perf)
@@ -459,6 +469,19 @@ def main_args(args) -> int:
     if run.stopped:
         print(f"STOPPED ({run.stopped}): {checked} of {run.planned} scenarios checked; the "
               f"report covers those alone")
+    code = None
+    if coverage:
+        from . import codecov
+        print(f"code coverage: merging {len(list(raw.glob('*.dat')))} runs; the netlist's "
+              "constant bits from Yosys, once per build (a minute or two)", file=sys.stderr,
+              flush=True)
+        try:
+            code = codecov.report(raw, out_dir / "coverage", Path(args.coverage_waivers))
+        except codecov.CoverageToolError as e:
+            print(f"tilecosim regress: error: {e}", file=sys.stderr)
+            return 2
+        shutil.rmtree(raw, ignore_errors=True)   # merged into coverage/coverage.dat
+        print("\n".join(codecov.table(code)))
     if args.json:
         print(json.dumps({"backend": args.backend, "seed": args.seed,
                           "scenarios": checked,
@@ -470,7 +493,8 @@ def main_args(args) -> int:
                           "planned": run.planned, "stopped": run.stopped,
                           "executor": _executor(args),
                           "workers": [{"worker": k} | v | {"seconds": round(v["seconds"], 1)}
-                                      for k, v in sorted(run.workers.items())]}))
+                                      for k, v in sorted(run.workers.items())]}
+                         | ({"code_coverage": code} if coverage else {})))
     if fails:
         return 1
     if caught:

@@ -53,6 +53,9 @@ class BatchLoadAlign(wiring.Component):
     cycle of its own.
     """
 
+    #: for ``regress --coverage``: the unit's instance, and its top name
+    coverage_scope = ("unit", "load_align_unit")
+
     def __init__(self, ub_size: int, vl: int = 256, depth: int = 1024):
         if not 1 <= depth <= 1 << 16:
             raise ValueError(f"depth={depth}: must be in 1..65536")
@@ -194,6 +197,9 @@ class BatchStoreAlign(wiring.Component):
     one batch (each writes UB at most once: the log holds ``depth`` writes). Latency and
     throughput are the unit's; the harness adds no cycle of its own.
     """
+
+    #: for ``regress --coverage``: the unit's instance, and its top name
+    coverage_scope = ("unit", "store_align_unit")
 
     def __init__(self, ub_size: int, vl: int = 256, depth: int = 1024):
         if not 1 <= depth <= 1 << 16:

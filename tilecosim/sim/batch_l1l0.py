@@ -55,6 +55,9 @@ class BatchL1L0(wiring.Component):
     adds no cycle of its own.
     """
 
+    #: for ``regress --coverage``: the engine's instance, and its top name
+    coverage_scope = ("engine", "l1l0_engine")
+
     def __init__(self, l1_bytes: int = 1 << 15, depth: int = 256, beats: int = 16384,
                  latency: int = 2, transpose: str = "square"):
         if not 1 <= latency <= 256:

@@ -63,6 +63,11 @@ class BatchTLoad(wiring.Component):
     harness adds no cycle of its own.
     """
 
+    @property
+    def coverage_scope(self) -> tuple[str, str]:
+        """For ``regress --coverage``: the engine's instance, and its top name."""
+        return ("engine", "tload_engine" if self.width == 32 else f"tload_engine_w{self.width}")
+
     def __init__(self, mem_bytes: int = 1 << 16, depth: int = 256, beats: int = 16384,
                  latency: int = 2, width: int = 32, profile: str = "finite",
                  lcfr: tuple[int, int] = (256, 256 * 1024), transpose: str = "square",

@@ -60,6 +60,11 @@ class BulkTLoad(wiring.Component):
     the repeat count are input ports, so one build serves every scenario on one image.
     """
 
+    @property
+    def coverage_scope(self) -> tuple[str, str]:
+        """For ``regress --coverage``: the engine's instance, and its top name."""
+        return ("engine", "tload_engine" if self.width == 32 else f"tload_engine_w{self.width}")
+
     def __init__(self, mem: np.ndarray, tile_bytes: int, latency: int = 2, width: int = 32,
                  profile: str = "finite", lcfr: tuple[int, int] = (256, 256 * 1024),
                  transpose: str = "square"):

@@ -12,6 +12,11 @@ Builds are cached by the SHA-1 of the Verilog text, the simulator and the wave o
 under ``$TILECOSIM_BUILD_CACHE`` (default ``~/.cache/tilecosim``); a lock file makes
 concurrent runs (pytest-xdist, several CLIs) build a design once and share it.  Each run
 gets its own run directory for its scenario, result, logs and waveform.
+
+With ``$TILECOSIM_COVERAGE_DIR`` set (``regress --coverage``), Verilator builds carry line and
+toggle coverage (a build of their own in the cache) and every Verilator run writes its
+``coverage.dat`` into that directory under a name of its own (:mod:`tilecosim.flows.codecov`
+merges and reports them).
 """
 
 import fcntl
@@ -29,7 +34,7 @@ from . import ports
 from .toolchain import require, verilator_env
 
 __all__ = ["BACKENDS", "VERILOG_SIMS", "BenchError", "missing", "cache_dir", "run_bench",
-           "build", "builds_made"]
+           "build", "builds_made", "coverage_dir", "COVERAGE_ARGS"]
 
 BACKENDS = ("amaranth", "icarus", "verilator")
 VERILOG_SIMS = ("icarus", "verilator")
@@ -51,6 +56,32 @@ def cache_dir() -> Path:
 
 
 _BUILDS = [0]
+
+#: Verilator's coverage of a ``regress --coverage`` build: every statement block and every
+#: bit of every signal (up to Verilator's default 256 bits wide)
+COVERAGE_ARGS = ["--coverage-line", "--coverage-toggle"]
+_COVERAGE_RUNS = [0]
+
+
+_MEMORY = re.compile(r"\s*reg\s+(?:\[\d+:\d+\]\s+)?\S+\s+\[\d+:\d+\]\s*;")
+
+
+def _coverage_args(bdir: Path, src: Path) -> list[str]:
+    """:data:`COVERAGE_ARGS` and a control file that leaves memories (unpacked arrays) out
+    of toggle coverage: they hold data, one point pair per bit of every word (the tile
+    system's 8192 x 256-bit SRAM alone would be four million points and minutes of
+    compiling); their address, data and enable ports are signals of their own, covered."""
+    lines = [k for k, text in enumerate(src.read_text().splitlines(), 1) if _MEMORY.match(text)]
+    vlt = bdir / "coverage.vlt"
+    vlt.write_text("`verilator_config\n" + "".join(
+        f'coverage_off -file "{src}" -lines {k}\n' for k in lines))
+    return [*COVERAGE_ARGS, str(vlt)]
+
+
+def coverage_dir() -> Path | None:
+    """Where Verilator runs write their coverage (``$TILECOSIM_COVERAGE_DIR``), or None."""
+    where = os.environ.get("TILECOSIM_COVERAGE_DIR")
+    return Path(where) if where else None
 
 
 def builds_made() -> int:
@@ -95,6 +126,22 @@ def public_vlt(top: str, names) -> str:
     public (readable and writable over VPI), and nothing else."""
     return "`verilator_config\n" + "".join(
         f'public_flat_rw -module "{top}" -var "{n}"\n' for n in names)
+
+
+def _coverage_scope(bdir: Path, top: str, dut) -> None:
+    """Say, beside the coverage of the build ``bdir``, which instance of ``top`` is the
+    engine (a harness's ``coverage_scope``: its instance name and the engine's top name;
+    else the whole of ``top``)."""
+    import json
+    instance, engine = getattr(dut, "coverage_scope", ("", top))
+    where = coverage_dir()
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / f"{bdir.name}.scope.json"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"file": str(bdir / f"{top}.v"), "top": top,
+                                   "instance": instance, "engine": engine}))
+        tmp.replace(path)
 
 
 def _sim_env(sim: str) -> None:
@@ -182,7 +229,10 @@ def build(sim: str, verilog: str, top: str, waves: bool = False,
     if reason:
         raise BenchError(reason)
     public = tuple(public) if public is not None else ("*",)
-    tuning = f"{VERILATOR_ARGS}{VERILATOR_MAKE}{public}" if sim == "verilator" else ""
+    coverage = sim == "verilator" and coverage_dir() is not None
+    tuning = (f"{VERILATOR_ARGS}{VERILATOR_MAKE}{public}"
+              f"{(COVERAGE_ARGS, 'memories off', 'OPT_SLOW=-O0') if coverage else ''}"
+              if sim == "verilator" else "")
     key = hashlib.sha1(f"{sim}\0{top}\0{int(waves)}\0{tuning}\0{verilog}".encode()).hexdigest()[:16]
     bdir = cache_dir() / f"{sim}-{top}-{key}"
     stamp = bdir / ".built"
@@ -200,9 +250,14 @@ def build(sim: str, verilog: str, top: str, waves: bool = False,
             vlt = bdir / "public.vlt"
             vlt.write_text(public_vlt(top, public))
             args = (["-Wno-fatal", *VERILATOR_ARGS, str(vlt)]
+                    + (_coverage_args(bdir, src) if coverage else [])
                     + (_fst_args(bdir) if waves else []))
         log = bdir / "build.log"
         os.environ["WAVES"] = "1" if waves else "0"
+        if coverage:          # the coverage points' set-up (one call each, 166 k in the tile
+            # system) is code run once: -O1 on it took g++ over ten minutes, -O0 seconds
+            os.environ["MAKEFLAGS"] = os.environ["MAKEFLAGS"].replace("OPT_SLOW=-O1",
+                                                                      "OPT_SLOW=-O0")
         try:
             _runner(sim).build(sources=[src], hdl_toplevel=top, build_dir=bdir,
                                   timescale=("1ns", "1ps"), waves=waves, build_args=args,
@@ -324,6 +379,8 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
     text = to_verilog(make_dut, top, key)
     public = ("clk", "rst") + tuple(p.name for p in ports.ports(ports.probe(make_dut)))
     bdir = build(backend, text, top, want_waves, public)
+    if backend == "verilator" and coverage_dir() is not None:
+        _coverage_scope(bdir, top, ports.probe(make_dut))
     rdir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"tilecosim-{backend}-"))
     rdir.mkdir(parents=True, exist_ok=True)
     job, out = rdir / "job.pkl", rdir / "result.pkl"
@@ -338,6 +395,10 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
             test_args = ["--trace-file", str(fst)]
         else:
             plusargs = [f"+dumpfile_path={fst}"]
+    if backend == "verilator" and coverage_dir() is not None:
+        _COVERAGE_RUNS[0] += 1
+        dat = coverage_dir().resolve() / f"{top}-{os.getpid()}-{_COVERAGE_RUNS[0]}.dat"
+        plusargs.append(f"+verilator+coverage+file+{dat}")
     _sim_env(backend)
     os.environ["WAVES"] = "1" if want_waves else "0"
     log = rdir / "test.log"
