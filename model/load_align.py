@@ -313,10 +313,19 @@ def _view(raw: np.ndarray, w: int) -> np.ndarray:
     return raw.reshape(-1, w)
 
 
+def _load_dist(dist: LoadDist | str | int) -> LoadDist:
+    """The mode named or numbered ``dist``; a number no mode has (D12 leaves 4, 5, 10 and 21..31
+    of the 5-bit field unused) is IllegalParameter, as a mode that does not exist for T is."""
+    try:
+        return LoadDist[dist] if isinstance(dist, str) else LoadDist(dist)
+    except (KeyError, ValueError):
+        raise IllegalParameter("dist", dist, "not a LoadAlign distribution mode (D12)") from None
+
+
 def load_align(ub: Buffer, addr: int, dist: LoadDist | str = LoadDist.DIST_NORM, t: str = "b8",
                how: Addressing = Addressing(), vl: int = 256, reg_trait: int = 1) -> LoadResult:
     """LoadAlign: read UB and distribute into one or two RegTensors of VL bytes."""
-    d = LoadDist[dist] if isinstance(dist, str) else LoadDist(dist)
+    d = _load_dist(dist)
     _check_vl(vl)
     _check_t(t, d.name, d is LoadDist.DIST_NORM)
     _check_trait(reg_trait, d.name, t, how, d is LoadDist.DIST_NORM)
@@ -372,7 +381,7 @@ def load_align_reference(ub: Buffer, addr: int, dist: LoadDist | str = LoadDist.
                          t: str = "b8", how: Addressing = Addressing(), vl: int = 256,
                          reg_trait: int = 1) -> LoadResult:
     """Lane by lane, from the seed's table: for each destination byte, which source byte."""
-    d = LoadDist[dist] if isinstance(dist, str) else LoadDist(dist)
+    d = _load_dist(dist)
     _check_vl(vl)
     _check_t(t, d.name, d is LoadDist.DIST_NORM)
     _check_trait(reg_trait, d.name, t, how, d is LoadDist.DIST_NORM)

@@ -106,3 +106,19 @@ def test_load_align_faults_and_usage(l1):
     r = run("load-align", "--dist", "NORM", "--dtype", "b8", "--ub", str(path), "--addr", "0",
             "--post-update", "1", "--addr-reg", "2")
     assert r.returncode == 2 and "not allowed with argument" in r.stderr
+
+
+def test_load_align_takes_the_dist_field_code(l1):
+    """--dist also takes the 5-bit code (how regress reproduces a code no mode has): 7 is
+    DIST_US_B16 (D12), 5 names no mode and faults IllegalParameter, 32 is outside the field."""
+    path, _ = l1
+    r = run("load-align", "--dist", "7", "--dtype", "b16", "--ub", str(path), "--addr", "0")
+    assert r.returncode == 0 and r.stdout.startswith("LoadAlign DIST_US_B16 T=b16")
+    r = run("load-align", "--dist", "5", "--dtype", "b8", "--ub", str(path), "--addr", "0",
+            "--backend", "amaranth", "--json")
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.startswith("IllegalParameter: dist=5: not a LoadAlign distribution mode")
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert obj["dist"] == 5 and obj["match"] is True
+    r = run("load-align", "--dist", "32", "--dtype", "b8", "--ub", str(path), "--addr", "0")
+    assert r.returncode == 2 and "--dist '32': a code is 0..31 (5 bits)" in r.stderr

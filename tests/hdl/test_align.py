@@ -68,3 +68,17 @@ def test_the_end_of_ub_exactly():
             assert compare_load_align(cases, ub, res) == []
             want = 0 if ub_size == 2048 + nbytes else 6
             assert [r[3] for r in res.results] == [want] * len(cases), (nbytes, ub_size)
+
+
+def test_a_dist_code_no_mode_has_faults_on_the_unit_as_in_the_model():
+    """Every code of the 5-bit field that D12 leaves unused, between legal ops: the unit
+    answers IllegalParameter (the model's fault, checked by compare_load_align) and moves on."""
+    from tilecosim.hdl.common import FaultCode
+    ub = np.random.default_rng(3).integers(0, 256, 4096, dtype=np.uint8)
+    unused = [4, 5, 10] + list(range(21, 32))
+    cases = []
+    for code in unused:
+        cases += [AlignCase(code, "b8", 64), AlignCase("DIST_NORM", "b8", 32)]
+    res = simulate_load_align(cases, ub)
+    assert compare_load_align(cases, ub, res) == []
+    assert [r[3] for r in res.results] == [FaultCode.IllegalParameter.value, 0] * len(unused)

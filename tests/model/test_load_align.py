@@ -317,3 +317,13 @@ def test_kernels_03_04_05_copy_whole_repeats(mode, t):
     n = repeat * one * size
     np.testing.assert_array_equal(ub.data[0x4000:0x4000 + n], before[:n])
     np.testing.assert_array_equal(ub.data[0x4000 + n:], before[0x4000 + n:])
+
+
+@pytest.mark.parametrize("code", [4, 5, 10] + list(range(21, 32)))
+def test_a_dist_code_no_mode_has_is_illegal_parameter(code):
+    """D12 numbers the LoadDist modes 0..3, 6..9, 11..20; the other codes of the 5-bit field
+    name no mode."""
+    with pytest.raises(IllegalParameter, match=f"dist={code}: not a LoadAlign distribution"):
+        load_align(ub_ramp(), 0, code, "b8")
+    assert load_align(ub_ramp(), 0, 7, "b16").nbytes == load_align(ub_ramp(), 0, "DIST_US_B16",
+                                                                   "b16").nbytes

@@ -28,13 +28,25 @@ dst1 for dual modes) as uint8 arrays of VL bytes.
 
 
 def dist_arg(text):
+    """A LoadDist by name, or the raw code of the 5-bit field, 0..31 (a code no mode has
+    faults IllegalParameter: how regress reproduces such a scenario)."""
     from tilecosim.model.load_align import LoadDist
+    if text.strip().isdigit():
+        code = int(text)
+        if not 0 <= code < 32:
+            raise argparse.ArgumentTypeError(f"--dist {text!r}: a code is 0..31 (5 bits)")
+        return LoadDist(code) if code in LoadDist._value2member_map_ else code
     key = text.upper()
     key = key if key.startswith("DIST_") else "DIST_" + key
     if key not in LoadDist.__members__:
         raise argparse.ArgumentTypeError(f"--dist {text!r} is not a LoadDist (e.g. DIST_NORM, "
                                          f"DIST_US_B16, DIST_DINTLV_B8)")
     return LoadDist[key]
+
+
+def _dist_name(dist):
+    """A mode's name, or the code no mode has (an int: the model faults it)."""
+    return getattr(dist, "name", dist)
 
 
 DEFAULT_UB_BYTES = 256 << 10
@@ -45,7 +57,8 @@ def add_parsers(sub) -> dict:
     p = sub.add_parser("load-align", help="UB -> RegTensor with a distribution mode",
                        description=LOAD_ALIGN_HELP, formatter_class=FMT)
     p.add_argument("--dist", required=True, type=dist_arg, metavar="DIST_...",
-                   help="one of " + ", ".join(d.name for d in LoadDist))
+                   help="one of " + ", ".join(d.name for d in LoadDist)
+                        + "; or the field's code, 0..31 (a code no mode has faults)")
     p.add_argument("--dtype", required=True, choices=list(WIDTHS),
                    help="element type T of the RegTensor (b8, b16, b32, b64)")
     p.add_argument("--ub", metavar="FILE", help="UB image, raw bytes (default: a ramp of "
@@ -89,7 +102,7 @@ def cmd_load_align(args) -> int:
     else:
         how = Addressing()
     run = load_align if args.model == "fast" else load_align_reference
-    base = {"op": "load-align", "backend": args.backend, "dist": args.dist.name,
+    base = {"op": "load-align", "backend": args.backend, "dist": _dist_name(args.dist),
             "dtype": args.dtype, "vl": args.vl, "addressing": how.kind, "addr": args.addr}
     hdl = _run_load_align_hdl(args, ub, how) if args.backend != "golden" else None
     hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
@@ -131,7 +144,7 @@ def _run_load_align_hdl(args, ub, how) -> dict:
                          f"32-bit signed stride/offset")
     if ub.size >= 1 << 31:
         raise UsageError(f"--ub: {ub.size} bytes is more than the unit's 2 GiB address range")
-    case = AlignCase(args.dist.name, args.dtype, args.addr, how, args.reg_trait)
+    case = AlignCase(_dist_name(args.dist), args.dtype, args.addr, how, args.reg_trait)
     try:
         res = simulate_load_align([case], ub.data, args.vl, vcd=args.vcd, backend=args.backend,
                                   waves=args.waves)

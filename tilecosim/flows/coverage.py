@@ -6,8 +6,8 @@ count only scenarios the golden model accepts (a faulting operation moves no dat
 bins count faulting ones.  The fault kinds are those each single operation can raise
 (TileAllocation and TileReleased belong to the tile register file, not to an engine).
 
-The bins of today's operations: TLOAD 148 (:mod:`tilecosim.ops.tload`),
-LoadDataWithTranspose 74 (:mod:`tilecosim.ops.load_data_with_transpose`), LoadAlign 114
+The bins of today's operations: TLOAD 149 (:mod:`tilecosim.ops.tload`),
+LoadDataWithTranspose 76 (:mod:`tilecosim.ops.load_data_with_transpose`), LoadAlign 115
 (:mod:`tilecosim.ops.load_align`), and the programs of the tile system 29
 (:mod:`tilecosim.ops.program`, where TileAllocation and TileReleased are reached).
 """

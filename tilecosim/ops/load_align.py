@@ -1,15 +1,19 @@
 """LoadAlign (seed 003): UB -> vector registers in one of the 18 distribution modes, on the
 LoadAlign unit.  Its documented short form is ``la`` (coverage bins).
 
-Coverage bins (114)
+Coverage bins (115)
   ``la.mode:DIST/T``               -- every legal distribution mode x data type
   ``la.addressing:DIST/A``         -- mode x plain, post_update, addr_reg
   ``la.trait:T``                   -- RegTraitNumTwo with b32 and b64
-  ``la.fault:KIND``                -- IllegalParameter, Alignment, OutOfBounds
+  ``la.fault:KIND``                -- IllegalParameter (a quarter of them with a dist code no
+                                      mode has), Alignment, OutOfBounds
+  ``la.operands:far``              -- the address or the PostUpdate/AddrReg value drawn over
+                                      its 32-bit encoding (legal or faulting)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import shlex
@@ -35,13 +39,23 @@ def la_legal(dist: LoadDist, t: str) -> bool:
     return t != "b64" or dist is LoadDist.DIST_NORM
 
 
+#: the codes of the 5-bit dist field that no LoadDist has (D12)
+UNUSED_CODES = tuple(v for v in range(32) if v not in {d.value for d in LoadDist})
+
+
+def is_far(case: AlignCase) -> bool:
+    """Does the address or the addressing value of ``case`` lie beyond 16 bits?"""
+    return case.addr >= 1 << 16 or abs(case.how.value) >= 1 << 16
+
+
 def la_bins(case: AlignCase, fault: Fault | None) -> list[str]:
+    far = ["la.operands:far"] if is_far(case) else []
     if fault is not None:
-        return [f"la.fault:{FaultKind(fault.code).name}"]
+        return [f"la.fault:{FaultKind(fault.code).name}"] + far
     out = [f"la.mode:{case.dist}/{case.t}", f"la.addressing:{case.dist}/{case.how.kind}"]
     if case.reg_trait == 2:
         out.append(f"la.trait:{case.t}")
-    return out
+    return out + far
 
 
 def random_addressing(rng: random.Random, kind: str | None = None) -> Addressing:
@@ -94,7 +108,7 @@ class LoadAlign(Operation):
             out += [f"la.mode:{d.name}/{t}" for t in WIDTHS if la_legal(d, t)]
             out += [f"la.addressing:{d.name}/{a}" for a in ADDRESSING]
         out += ["la.trait:b32", "la.trait:b64"]
-        return out + [f"la.fault:{k}" for k in FAULTS]
+        return out + [f"la.fault:{k}" for k in FAULTS] + ["la.operands:far"]
 
     def draw(self, rng: random.Random, hint: str | None):
         point, _, value = (hint or "").partition(":")
@@ -125,7 +139,16 @@ class LoadAlign(Operation):
         elif kind == "OutOfBounds":
             addr = UB_SIZE - rng.randint(1, 4) * 32
             dist, how = LoadDist.DIST_NORM, Addressing()
+        if point == "la.operands":         # the address, the value or both over 32 bits
+            far_addr, far_value = [(True, False), (False, True), (True, True)][rng.randrange(3)]
+            if far_addr:
+                addr = rng.getrandbits(rng.randint(17, 32)) & (~31 if rng.random() < 0.8 else ~0)
+            if far_value:
+                how = Addressing(rng.choice(["post_update", "addr_reg"]),
+                                 rng.choice([1, -1]) * rng.getrandbits(rng.randint(17, 31)))
         c = AlignCase(dist.name, t, addr, how, trait)
+        if kind == "IllegalParameter" and rng.random() < 0.25:    # a code no mode has (D12)
+            c = dataclasses.replace(c, dist=rng.choice(UNUSED_CODES))
         fault = _model_fault(c)
         return c, fault, la_bins(c, fault)
 
@@ -158,7 +181,7 @@ class LoadAlign(Operation):
 
     def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
         c = item
-        parts = ["tilecosim", "load-align", "--dist", c.dist, "--dtype", c.t, "--ub",
+        parts = ["tilecosim", "load-align", "--dist", str(c.dist), "--dtype", c.t, "--ub",
                  shlex.quote(str(image_path)), "--addr", str(c.addr), "--vl", str(VL)]
         if c.how.kind == "post_update":
             parts += ["--post-update", str(c.how.value)]

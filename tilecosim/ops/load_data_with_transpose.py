@@ -1,11 +1,14 @@
 """LoadDataWithTranspose (seed 001): L1 -> L0A/L0B with a square-block transpose, on the
 L1 -> L0 engine.  Its documented short form is ``ldt`` (coverage bins, file names).
 
-Coverage bins (74)
+Coverage bins (76)
   ``ldt.form:DTYPE/V/ADDRMODE``    -- data type x V1/V2 (int4b has no V2) x addr_mode 0/1
   ``ldt.gaps:DTYPE/G``             -- dst_gap, dst_frac_gap, src_frac_gap all zero, or not
   ``ldt.repeat:DTYPE/R``           -- repeat_times 0 (V1), 1, many
   ``ldt.fault:KIND``               -- IllegalParameter, Alignment, OutOfBounds, ParameterRange
+  ``ldt.fault:overlap``            -- IllegalParameter for destination fractals that overlap
+  ``ldt.fault:far``                -- a faulting call with operands drawn over their 32-bit
+                                      encodings (the engine's checks at full width)
 """
 
 from __future__ import annotations
@@ -35,9 +38,34 @@ MAX_LINES = 4 * 2048 // 32     # L0 lines of the largest call drawn (repeat 4, i
 FAULTS = ("IllegalParameter", "Alignment", "OutOfBounds", "ParameterRange")
 
 
-def ldt_bins(p, fault: Fault | None) -> list[str]:
+FIELDS = ("repeat_times", "start_index", "src_stride", "dst_gap", "dst_frac_gap")
+
+
+def is_far(c: LdtCall) -> bool:
+    """Does an operand of ``c`` lie beyond 16 bits (the widest legal one)?"""
+    p = c.params
+    values = [getattr(p, f) for f in FIELDS] + [getattr(p, "src_frac_gap", 0), c.src, c.dst]
+    return max(values) >= 1 << 16
+
+
+def far_operands(rng: random.Random, c: LdtCall) -> LdtCall:
+    """``c`` with each operand, with probability one half, drawn over its 32-bit encoding (of
+    a random bit length); at least one beyond 16 bits."""
+    fields = FIELDS + (("src_frac_gap",) if c.params.version == 2 else ())
+    while True:
+        kw = {f: rng.getrandbits(rng.randint(1, 32)) for f in fields if rng.random() < 0.5}
+        where = {f: rng.getrandbits(rng.randint(1, 32)) for f in ("src", "dst")
+                 if rng.random() < 0.5}
+        far = dataclasses.replace(c, params=dataclasses.replace(c.params, **kw), **where)
+        if is_far(far):
+            return far
+
+
+def ldt_bins(p, fault: Fault | None, c: LdtCall | None = None) -> list[str]:
     if fault is not None:
-        return [f"ldt.fault:{FaultKind(fault.code).name}"]
+        return ([f"ldt.fault:{FaultKind(fault.code).name}"]
+                + (["ldt.fault:overlap"] if "overlap" in str(fault) else [])
+                + (["ldt.fault:far"] if c is not None and is_far(c) else []))
     v2 = p.version == 2
     gaps = p.dst_gap or p.dst_frac_gap or (p.src_frac_gap if v2 else 0)
     r = p.repeat_times
@@ -87,7 +115,7 @@ class LoadDataWithTranspose(Operation):
             out += [f"ldt.form:{dt}/{v}/{a}" for v in versions for a in (0, 1)]
             out += [f"ldt.gaps:{dt}/{g}" for g in ("zero", "nonzero")]
             out += [f"ldt.repeat:{dt}/{r}" for r in ("0", "1", "many")]
-        return out + [f"ldt.fault:{k}" for k in FAULTS]
+        return out + [f"ldt.fault:{k}" for k in FAULTS] + ["ldt.fault:overlap", "ldt.fault:far"]
 
     def draw(self, rng: random.Random, hint: str | None):
         point, _, value = (hint or "").partition(":")
@@ -129,9 +157,20 @@ class LoadDataWithTranspose(Operation):
                                     addr_mode=False, repeat_times=max(1, repeat))
         elif kind == "ParameterRange":
             p = dataclasses.replace(p, repeat_times=256 + rng.randint(0, 10))
+        elif kind == "overlap":            # two (iteration, fractal) pairs on one L0 slot
+            dtype = rng.choice([d for d, e in LDT_DTYPES.items() if SQUARES[e].nfrac > 1])
+            p = V1(dtype, repeat_times=rng.randint(2, 4), start_index=rng.randint(0, 3),
+                   src_stride=rng.randint(0, 3), dst_gap=0,
+                   dst_frac_gap=rng.choice([0, 1, 3]) if dtype == "int4b" else 0)
+            if rng.random() < 0.5:         # (a, b) = (2, 1): iteration 1 meets fractal 2
+                p = dataclasses.replace(p, dtype="int4b", dst_gap=1, dst_frac_gap=0)
+            dst_name = "L0B"
         c = LdtCall(p, dst_name, dst, src)
-        fault = _model_fault(c)
-        return c, fault, ldt_bins(p, fault)
+        while True:
+            d = far_operands(rng, c) if kind == "far" else c
+            fault = _model_fault(d)
+            if kind != "far" or fault is not None:
+                return d, fault, ldt_bins(d.params, fault, d)
 
     def image(self, seed: int):
         return seeded_memory(seed + 1, L1_SIZE)

@@ -1,12 +1,14 @@
 """TLOAD (seed 000): global memory -> tile registers, with the fractal layout transforms.
 
-Coverage bins (148)
+Coverage bins (149)
   ``tload.shape:LAYOUT/ESIZE/PAD`` -- layout x element size (b4x2, b8, b16, b32, b64) x pad
   ``tload.outputs:LAYOUT/N``       -- 1, 2 or 3..8 output tiles
   ``tload.region:LAYOUT/R``        -- valid region: full, rows (fewer valid rows than the
                                       source block), cols (fewer valid columns), both
   ``tload.source:LAYOUT/S``        -- dense (no RegSrc1) or strided
   ``tload.fault:KIND``             -- IllegalInstruction, IllegalParameter, OutOfBounds
+  ``tload.fault:far``              -- a faulting TLOAD with operands drawn over their 64-bit
+                                      encodings (the decoder's checks at full width)
 """
 
 from __future__ import annotations
@@ -43,10 +45,31 @@ def _outputs(n: int) -> str:
     return str(n) if n <= 2 else "3..8"
 
 
+def is_far(p: TLoadParams) -> bool:
+    """Does an operand of ``p`` lie beyond 32 bits?"""
+    values = [p.valid_col, p.valid_row, p.col or 0, p.base, p.stride or 0]
+    return max(values + [size for _, size in p.outputs]) >= 1 << 32
+
+
+def far_operands(rng: random.Random, p: TLoadParams) -> TLoadParams:
+    """``p`` with each operand, with probability one half, drawn over its 64-bit encoding
+    (of a random bit length, so that small, middle and top bits all move); at least one
+    beyond 32 bits."""
+    while True:
+        kw = {f: rng.getrandbits(rng.randint(1, 64))
+              for f in ("valid_col", "valid_row", "col", "base", "stride") if rng.random() < 0.5}
+        if rng.random() < 0.3:
+            kw["outputs"] = tuple((q, rng.getrandbits(rng.randint(1, 64))) for q, _ in p.outputs)
+        far = dataclasses.replace(p, **kw)
+        if is_far(far):
+            return far
+
+
 def tload_bins(p: TLoadParams, fault: Fault | None, pl=None) -> list[str]:
     """The bins a TLOAD hits (``pl``: its plan, when the model accepts it)."""
     if fault is not None:
-        return [f"tload.fault:{FaultKind(fault.code).name}"]
+        return [f"tload.fault:{FaultKind(fault.code).name}"] + \
+            (["tload.fault:far"] if is_far(p) else [])
     lay = p.layout.name
     col = p.valid_col if p.col is None else p.col
     rows = p.valid_row < pl.row
@@ -95,7 +118,7 @@ class TLoad(Operation):
             out += [f"tload.outputs:{lay.name}/{n}" for n in ("1", "2", "3..8")]
             out += [f"tload.region:{lay.name}/{r}" for r in ("full", "rows", "cols", "both")]
             out += [f"tload.source:{lay.name}/{s}" for s in ("dense", "strided")]
-        return out + [f"tload.fault:{k}" for k in FAULTS]
+        return out + [f"tload.fault:{k}" for k in FAULTS] + ["tload.fault:far"]
 
     def draw(self, rng: random.Random, hint: str | None):
         point, _, value = (hint or "").partition(":")
@@ -125,11 +148,14 @@ class TLoad(Operation):
             p = dataclasses.replace(p, valid_row=max(1, p.valid_row),
                                     valid_col=max(1, p.valid_col),
                                     base=MEM_SIZE - rng.randint(0, 8))
-        try:
-            fault, pl = None, plan(p, MEM_SIZE)
-        except Fault as f:
-            fault, pl = f, None
-        return p, fault, tload_bins(p, fault, pl)
+        while True:
+            q = far_operands(rng, p) if kind == "far" else p
+            try:
+                fault, pl = None, plan(q, MEM_SIZE)
+            except Fault as f:
+                fault, pl = f, None
+            if kind != "far" or fault is not None:      # a far TLOAD the model accepts: again
+                return q, fault, tload_bins(q, fault, pl)
 
     def image(self, seed: int):
         return seeded_memory(seed, MEM_SIZE)

@@ -39,7 +39,8 @@ class AlignCase:
     reg_trait: int = 1
 
     def payload(self) -> dict:
-        return {"dist": LoadDist[self.dist].value, "t": T_LOG[self.t], "addr": self.addr,
+        dist = self.dist if isinstance(self.dist, int) else LoadDist[self.dist].value
+        return {"dist": dist, "t": T_LOG[self.t], "addr": self.addr,
                 "mode": MODE[self.how.kind], "value": self.how.value, "reg_trait": self.reg_trait}
 
 
