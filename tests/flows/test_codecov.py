@@ -162,3 +162,33 @@ def test_regress_coverage_reports_each_engine_top_and_writes_lcov(tmp_path):
     assert len({x.split(",")[0] for x in da}) == sum(int(x[3:]) for x in info
                                                      if x.startswith("LF:"))
     assert not (cov / "runs").exists()                  # the per-run files, merged, are gone
+
+
+def test_a_waiver_matches_the_statement_in_its_context_and_a_toggle_by_its_bit(tmp_path):
+    src = tmp_path / "x.v"
+    src.write_text("module \\x.engine (clk);\n"          # 1
+                   "  reg [3:0] cnt;\n"                  # 2
+                   "  always @* begin\n"                 # 3
+                   "    casez (sel)\n"                   # 4
+                   "      3'h6:\n"                       # 5
+                   "          y = 1'h1;\n"               # 6
+                   "      3'h7:\n"                       # 7
+                   "          y = 1'h0;\n"               # 8
+                   "    endcase\n"
+                   "  end\n"
+                   "endmodule\n")
+    w = tmp_path / "w.txt"
+    w.write_text("x_engine line ^\\.:always @\\* begin / casez \\(sel\\) / 3'h6:$ -- size 6 "
+                 "is never sent\n"
+                 "* toggle ^\\.:cnt\\[3\\]$ -- the count stays below 8\n")
+    ws = codecov.parse_waivers(w)
+    v = codecov._Verilog()
+
+    def point(kind, line, what):
+        return codecov.Point(kind, str(src), line, ".", "x.engine", what, 0)
+
+    assert codecov._waiver_for("x_engine", point("line", 5, "case"), ws, v) is ws[0]
+    assert codecov._waiver_for("x_engine", point("line", 7, "case"), ws, v) is None
+    assert codecov._waiver_for("y_engine", point("line", 5, "case"), ws, v) is None
+    assert codecov._waiver_for("y_engine", point("toggle", 2, "cnt[3]:0->1"), ws, v) is ws[1]
+    assert codecov._waiver_for("y_engine", point("toggle", 2, "cnt[2]:1->0"), ws, v) is None

@@ -26,9 +26,10 @@ The ``coverage.dat`` format (Verilator's ``SystemC::Coverage-3``): one line per 
 
 Waivers (:data:`WAIVERS`, or a file of the user's): one per line,
 ``<top|*> <kind> <pattern> -- <reason>``; kind ``line``, ``branch`` or ``toggle`` with a
-regular expression searched in the point's Verilog line text (line, branch) or in
-``<instance>:<signal>`` (toggle, the instance relative to the engine, ``.`` for its own
-signals), or kind ``idiom`` with the name of a generator idiom of :data:`IDIOMS` that this
+regular expression searched in ``<instance>:<context>`` (line, branch: the point's
+statement and the statements around it, :meth:`_Verilog.context`) or in
+``<instance>:<signal>[<bit>]`` (toggle); the instance is relative to the engine, ``.`` for
+its own module, or kind ``idiom`` with the name of a generator idiom of :data:`IDIOMS` that this
 module recognises in the Verilog itself.  A waiver without a reason is an error; a waiver of
 a top that ran that matches nothing is reported.
 """
@@ -398,7 +399,7 @@ def _waiver_for(engine: str, p: Point, waivers: list[Waiver], v: _Verilog) -> Wa
             if _idiom(w.pattern, p, v):
                 return w
         elif w.kind == p.kind:
-            subject = f"{p.instance}:" + (p.signal if p.kind == "toggle"
+            subject = f"{p.instance}:" + (p.what.rsplit(":", 1)[0] if p.kind == "toggle"
                                           else v.context(p.file, p.line))
             if w.regex.search(subject):
                 return w
