@@ -67,7 +67,7 @@ def random_tload(rng: random.Random, layout: TLoadLayout | None = None, dtype: s
 #: what :func:`random_program` can aim its program at
 PROGRAM_FAULTS = ("TileAllocation", "TileReleased/released", "TileReleased/never",
                   "IllegalInstruction/dst", "IllegalInstruction/float",
-                  "IllegalParameter/lcfr", "IllegalParameter/shape", "OutOfBounds")
+                  "IllegalParameter/lcfr", "IllegalParameter/shape", "OutOfBounds", "far")
 INT_TYPES = ("S8", "U8", "S16", "U16", "S32", "U32", "S64", "U64", "S4x2", "U4x2")
 _BASE_REGS = tuple(f"a{k}" for k in range(8)) + tuple(f"s{k}" for k in range(12))
 
@@ -102,11 +102,11 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
     regs: dict[str, int] = {}
     templates = []
     for k in range(rng.randint(1, 3)):
-        dt = dtype or (rng.choice(INT_TYPES) if rng.random() < 0.9 else rng.choice(list(DTYPES)))
+        dt = dtype or (rng.choice(INT_TYPES) if rng.random() < 0.8 else rng.choice(list(DTYPES)))
         lay = layout if (layout is not None and (k == 0 or rng.random() < 0.5)) else None
         while True:
             p, span = random_tload(rng, lay, dt, sizes=(256, 512, 1024), n=rng.choice(
-                [1, 1, 1, 2, rng.randint(1, 4)]))
+                [1, 1, 1, 2, rng.randint(1, 4), rng.randint(5, 8)]))
             if span <= mem_size // 4:
                 break
         stride = None
@@ -246,5 +246,19 @@ def _fault_tail(rng, fault, machine, lines, regs, templates, bases, tload_line, 
         regs["t6"] = mem_size - rng.randint(0, 8)
         machine.regs["t6"] = regs["t6"]
         emit(f"TLOAD.NORM <LB0:16, LB1:4, S16, Zero>, [t6], ->{rng.choice(QUEUES)}<256>")
+    elif fault == "far":             # a TLOAD whose operands span their 64-bit encodings
+        p, _, _ = rng.choice(templates)
+        while True:
+            kw = {f: rng.getrandbits(rng.randint(1, 64))
+                  for f in ("valid_col", "valid_row", "col") if rng.random() < 0.5}
+            regs["t5"] = rng.getrandbits(rng.randint(1, 64))
+            regs["t6"] = rng.getrandbits(rng.randint(1, 64))
+            sizes = [rng.getrandbits(rng.randint(1, 64)) if rng.random() < 0.3 else s
+                     for _, s in p.outputs]
+            far = replace(p, outputs=tuple((rng.choice(QUEUES), s) for s in sizes), **kw)
+            if max([regs["t5"], regs["t6"], *sizes, *kw.values()]) >= 1 << 32:
+                break
+        machine.regs.update(t5=regs["t5"], t6=regs["t6"])
+        emit(tload_text(far, "t6", "t5" if rng.random() < 0.5 else None))
     else:
         raise ValueError(f"fault={fault!r}: one of {', '.join(PROGRAM_FAULTS)}")

@@ -4,7 +4,7 @@ register file, checked against the golden Machine after every instruction.
 A scenario is a program of 1..64 instructions and its scalar registers
 (:func:`tilecosim.model.scenarios.random_program`).
 
-Coverage bins (29)
+Coverage bins (30)
   ``program.layout:LAYOUT``   -- a TLOAD of each layout through the system
   ``program.outputs:multi``   -- a TLOAD with 2..8 outputs
   ``program.lane:ESIZE``      -- a TADD/TSUB on each lane width (b4x2, b8, b16, b32, b64)
@@ -13,7 +13,9 @@ Coverage bins (29)
   ``program.index:16``        -- a source read as ``Q#16``
   ``program.queue:full``      -- a queue with all 16 registers live
   ``program.fault:KIND``      -- each fault a program can end with
-                                 (:data:`~tilecosim.model.scenarios.PROGRAM_FAULTS`)
+                                 (:data:`~tilecosim.model.scenarios.PROGRAM_FAULTS`);
+                                 ``far``: a TLOAD with operands over 32 bits, whatever
+                                 its fault
   ``program.fault_after:N``   -- the fault at instruction 1, 2..8, 9..32, 33..
 """
 
@@ -67,6 +69,12 @@ def fault_kind(f: Fault) -> str:
     return f.name
 
 
+def _far(p) -> bool:
+    """Does an operand of the TLOAD ``p`` lie beyond 32 bits?"""
+    values = [p.valid_col, p.valid_row, p.col or 0, p.base, p.stride or 0]
+    return max(values + [size for _, size in p.outputs]) >= 1 << 32
+
+
 def _after(n: int) -> str:
     return "1" if n == 1 else "2..8" if n <= 8 else "9..32" if n <= 32 else "33.."
 
@@ -87,7 +95,9 @@ def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | N
         try:
             step = m.execute(insn)
         except Fault as f:
-            bins |= {f"program.fault:{fault_kind(f)}", f"program.fault_after:{_after(n)}"}
+            far = isinstance(insn, TLoadInsn) and _far(insn.resolve(m.regs))
+            bins |= {f"program.fault:{'far' if far else fault_kind(f)}",
+                     f"program.fault_after:{_after(n)}"}
             return f, sorted(bins)
         if isinstance(insn, TLoadInsn):
             bins.add(f"program.layout:{insn.layout.name}")
