@@ -83,10 +83,12 @@ formal: $(STAMP)
 
 # the coverage-driven regression: 20,000 scenarios per operation on Verilator and 1,000 on
 # Icarus (the batch harnesses), 1,000 on Amaranth's simulator (the Python-driven bench), and
-# 500 programs of the tile system on Verilator (checked after every instruction)
+# 500 programs of the tile system on Verilator (checked after every instruction); the
+# Verilator runs with code coverage (build/regress/coverage, build/regress-program/coverage)
 regress: $(STAMP)
-	$(BIN)/tilecosim regress --backend verilator --count 20000 --seed 1 --json
-	$(BIN)/tilecosim regress --backend verilator --ops program --count 500 --seed 1 --json
+	$(BIN)/tilecosim regress --backend verilator --count 20000 --seed 1 --coverage --json
+	$(BIN)/tilecosim regress --backend verilator --ops program --count 500 --seed 1 --coverage \
+	    --out build/regress-program --json
 	$(BIN)/tilecosim regress --backend icarus --count 1000 --seed 1 --json
 	$(BIN)/tilecosim regress --backend amaranth --count 1000 --seed 1 --json
 
