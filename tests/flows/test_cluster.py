@@ -144,9 +144,12 @@ def test_a_run_stopped_halfway_reports_what_it_checked(tmp_path):
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_prints_the_partial_report_and_exits_128_plus_it(sig, code, tmp_path):
+    # SIGINT as a terminal delivers it: a suite started in the background by a shell without
+    # job control inherits SIGINT ignored, and Python then leaves it ignored
     p = subprocess.Popen(_command() + ["regress", "--jobs", "2", "--count", "2000", "--json",
                                        "--out", str(tmp_path)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         first = p.stderr.readline()              # the progress bar: a first batch is checked
         assert "regress [" in first, first
