@@ -36,6 +36,7 @@ a top that ran that matches nothing is reported.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -260,7 +261,6 @@ def constant_bits(src: Path) -> dict:
     """For the Verilog file ``src`` (its top module named as the file), module -> signal ->
     the bits that Yosys's netlist drives with a constant or no longer has (read by nothing),
     each module on its own (its inputs free).  Computed once and kept beside ``src``."""
-    import hashlib
     tag = hashlib.sha1(YOSYS_SCRIPT.encode()).hexdigest()[:8]
     cache = src.with_name(f"{src.stem}.constant-bits-{tag}.json")
     if cache.exists():
@@ -318,7 +318,7 @@ def _indent(text: str) -> int:
 _ASSIGN = re.compile(r"\s*assign (\\?\S+)\s*=")
 
 
-#: generator idioms recognised in the Verilog: name -> (kinds, test(point, verilog), what)
+#: the generator idioms :func:`_idiom` recognises in the Verilog: name -> what it is
 IDIOMS = {
     "yosys-trigger": "Yosys's time-zero trigger: a register `$auto$verilog_backend...` held at "
                      "0 whose `if (trigger) begin end` makes every comb block run once at start",
@@ -355,12 +355,13 @@ def _idiom(name: str, p: Point, v: _Verilog) -> bool:
     raise KeyError(name)
 
 
-def parse_waivers(path: Path, engines=None) -> list[Waiver]:
+def parse_waivers(path: Path) -> list[Waiver]:
     """The waivers of ``path``; :class:`WaiverError` names the line of a bad one."""
     try:
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as e:
-        raise WaiverError(f"waivers {str(path)!r}: cannot be read ({getattr(e, 'strerror', None) or e})") from None
+        why = getattr(e, "strerror", None) or e
+        raise WaiverError(f"waivers {str(path)!r}: cannot be read ({why})") from None
     out = []
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -376,8 +377,6 @@ def parse_waivers(path: Path, engines=None) -> list[Waiver]:
         top, kind, pattern = parts
         if kind not in (*KINDS, "idiom"):
             raise WaiverError(f"{where}: kind {kind!r}: one of line, branch, toggle, idiom")
-        if engines is not None and top != "*" and top not in engines:
-            raise WaiverError(f"{where}: top {top!r}: one of *, {', '.join(engines)}")
         w = Waiver(top, kind, pattern.strip(), reason.strip(), where)
         if kind == "idiom":
             if w.pattern not in IDIOMS:
@@ -433,7 +432,7 @@ def report(raw: Path, out: Path, waivers_path: Path = WAIVERS,
     write_dat(points, out / "coverage.dat")
     by_engine = engine_points(points, scopes)
     engines = sorted({s.engine for s in scopes.values()})
-    waivers = parse_waivers(waivers_path, None)
+    waivers = parse_waivers(waivers_path)
     v = _Verilog()
     if any(w.kind == "idiom" and w.pattern == "netlist-constant" for w in waivers):
         from concurrent.futures import ThreadPoolExecutor
