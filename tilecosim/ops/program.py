@@ -33,6 +33,7 @@ from tilecosim.model.scenarios import INT_TYPES, PROGRAM_FAULTS, random_program
 from tilecosim.model.tload import TILE_QUEUES, TLoadLayout
 
 from . import Operation, Outcome, Top
+from .tload import is_far
 
 __all__ = ["Program", "ProgramItem", "program_bins", "fault_kind", "MEM_SIZE"]
 
@@ -69,12 +70,6 @@ def fault_kind(f: Fault) -> str:
     return f.name
 
 
-def _far(p) -> bool:
-    """Does an operand of the TLOAD ``p`` lie beyond 32 bits?"""
-    values = [p.valid_col, p.valid_row, p.col or 0, p.base, p.stride or 0]
-    return max(values + [size for _, size in p.outputs]) >= 1 << 32
-
-
 def _after(n: int) -> str:
     return "1" if n == 1 else "2..8" if n <= 8 else "9..32" if n <= 32 else "33.."
 
@@ -95,7 +90,7 @@ def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | N
         try:
             step = m.execute(insn)
         except Fault as f:
-            far = isinstance(insn, TLoadInsn) and _far(insn.resolve(m.regs))
+            far = isinstance(insn, TLoadInsn) and is_far(insn.resolve(m.regs))
             bins |= {f"program.fault:{'far' if far else fault_kind(f)}",
                      f"program.fault_after:{_after(n)}"}
             return f, sorted(bins)

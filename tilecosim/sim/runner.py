@@ -377,17 +377,16 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
         raise ValueError(f"backend={backend!r}: choose one of {', '.join(BACKENDS)}")
     want_waves = waves_requested(waves)
     text = to_verilog(make_dut, top, key)
-    public = ("clk", "rst") + tuple(p.name for p in ports.ports(ports.probe(make_dut)))
+    probe = ports.probe(make_dut)                # its signature: ports, inputs, scope
+    public = ("clk", "rst") + tuple(p.name for p in ports.ports(probe))
     bdir = build(backend, text, top, want_waves, public)
-    if backend == "verilator" and coverage_dir() is not None:
-        _coverage_scope(bdir, top, ports.probe(make_dut))
     rdir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"tilecosim-{backend}-"))
     rdir.mkdir(parents=True, exist_ok=True)
     job, out = rdir / "job.pkl", rdir / "result.pkl"
     if out.exists():
         out.unlink()
     with open(job, "wb") as f:
-        pickle.dump({"setup": setup, "args": args, "inputs": ports.inputs(ports.probe(make_dut))}, f)
+        pickle.dump({"setup": setup, "args": args, "inputs": ports.inputs(probe)}, f)
     fst = Path(waves).resolve() if waves else _default_waves(top, backend)
     test_args, plusargs = [], []
     if want_waves:
@@ -396,6 +395,7 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
         else:
             plusargs = [f"+dumpfile_path={fst}"]
     if backend == "verilator" and coverage_dir() is not None:
+        _coverage_scope(bdir, top, probe)
         _COVERAGE_RUNS[0] += 1
         dat = coverage_dir().resolve() / f"{top}-{os.getpid()}-{_COVERAGE_RUNS[0]}.dat"
         plusargs.append(f"+verilator+coverage+file+{dat}")
