@@ -15,21 +15,26 @@ from tests.sim.test_batch_tload import instructions, same_result
 from .simulators import SIMULATORS, need
 
 PLIST, MEM = instructions(5), seeded_memory(13, 1 << 15)
-CFGS = [SimConfig(seed=2), SimConfig(seed=6, p_req_ready=0.75, p_resp_valid=0.7,
-                                     p_write_ready=0.65, p_instr_valid=0.6)]
+
+
+def configs(width):
+    return [SimConfig(seed=2, width=width),
+            SimConfig(seed=6, width=width, p_req_ready=0.75, p_resp_valid=0.7,
+                      p_write_ready=0.65, p_instr_valid=0.6)]
 
 
 @functools.cache
-def python_bench():
-    return [simulate_tload(PLIST, MEM, cfg) for cfg in CFGS]
+def python_bench(width):
+    return [simulate_tload(PLIST, MEM, cfg) for cfg in configs(width)]
 
 
+@pytest.mark.parametrize("width", [32, 64, 128])
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_batch_tload_on_a_verilog_simulator(sim):
+def test_batch_tload_on_a_verilog_simulator(sim, width):
     need(sim)
-    got = run_tload_batches([(PLIST, c) for c in CFGS], MEM, sim,
+    got = run_tload_batches([(PLIST, c) for c in configs(width)], MEM, sim,
                             **ops.get("tload").harness_args())   # regress's build
-    for res, want in zip(got, python_bench()):
+    for res, want in zip(got, python_bench(width)):
         same_result(res, want)
         for i, p in enumerate(PLIST):
             code, mism = compare(p, MEM, res, instr=i)

@@ -39,21 +39,25 @@ SCENARIOS = scenarios()
 
 
 @functools.cache
-def on_amaranth(k):
+def on_amaranth(k, width):
     _, p, repeat = SCENARIOS[k]
-    res, problems = run_bulk_tload(p, MEM, "amaranth", repeat=repeat, capacity=CAPACITY)
+    res, problems = run_bulk_tload(p, MEM, "amaranth", repeat=repeat, capacity=CAPACITY,
+                                   width=width)
     assert problems == [], "\n".join(problems)
     return res.cycles, res.fault
 
 
+@pytest.mark.parametrize("width", [32, 64, 128])
 @pytest.mark.parametrize("sim", ["amaranth", "icarus", "verilator"])
-def test_bulk_harness_matches_the_model_and_amaranth(sim):
+def test_bulk_harness_matches_the_model_and_amaranth(sim, width):
     if sim != "amaranth":
         need(sim)
     for k, (name, p, repeat) in enumerate(SCENARIOS):
-        res, problems = run_bulk_tload(p, MEM, sim, repeat=repeat, capacity=CAPACITY)
+        res, problems = run_bulk_tload(p, MEM, sim, repeat=repeat, capacity=CAPACITY,
+                                       width=width)
         assert problems == [], f"{name}: " + "\n".join(problems)
-        assert (res.cycles, res.fault) == on_amaranth(k), f"{name}: cycles or fault differ"
+        assert (res.cycles, res.fault) == on_amaranth(k, width), \
+            f"{name}: cycles or fault differ"
 
 
 def test_bulk_harness_reports_a_wrong_tile():

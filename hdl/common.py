@@ -11,7 +11,7 @@ from amaranth.lib import data, enum
 from tilecosim.model.faults import FaultKind
 
 __all__ = ["LINE_BYTES", "FRACTAL_BYTES", "FaultCode", "Completion", "first_fault",
-           "check_choice", "check_at_least", "check_vector_length"]
+           "check_choice", "check_at_least", "check_width", "WIDTHS", "check_vector_length"]
 
 LINE_BYTES = 32
 FRACTAL_BYTES = 512
@@ -49,6 +49,15 @@ def check_choice(name: str, value, choices) -> None:
     """ValueError naming ``name`` and ``value`` unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{name}={value!r}: choose one of {', '.join(map(repr, choices))}")
+
+
+#: the beat widths W of the engines' memory and tile ports (D14)
+WIDTHS = (32, 64, 128)
+
+
+def check_width(width: int) -> None:
+    """ValueError naming ``width`` unless it is one of :data:`WIDTHS`."""
+    check_choice("width", width, WIDTHS)
 
 
 def check_at_least(name: str, value: int, low: int, what: str) -> None:

@@ -34,7 +34,7 @@ from amaranth.lib.wiring import In, Out
 
 from tilecosim.hdl.common import LINE_BYTES, check_choice
 
-__all__ = ["TransposeRow", "TransposeLine", "SquareTranspose", "NaiveTranspose"]
+__all__ = ["TransposeRow", "TransposeLine", "SquareTranspose", "NaiveTranspose", "ChunkTranspose"]
 
 LINE_BITS = 8 * LINE_BYTES
 
@@ -76,7 +76,10 @@ class _Storage:
         self.bits = unit.line_bits
         self.rows = Array(Signal(self.bits, name=f"{name}_row{r}")
                           for r in range(unit.max_rows))
-        self.sizes = unit.sizes
+        # element code -> element bits: log2 bits for the element transposers, one code of
+        # a whole chunk for the chunk transposer
+        self.sizes = (unit.sizes if isinstance(unit.sizes, dict)
+                      else {k: 1 << k for k in unit.sizes})
         self.m = m
 
     def write_row(self, t, value):
@@ -86,10 +89,9 @@ class _Storage:
         """Element b of ``value`` -> element t of row b."""
         m = self.m
         with m.Switch(lb):
-            for k in self.sizes:
-                e = 1 << k
+            for k, e in self.sizes.items():
                 with m.Case(k):
-                    for b in range(self.bits >> k):
+                    for b in range(self.bits // e):
                         m.d.sync += self.rows[b].word_select(t, e).eq(value.word_select(b, e))
 
     def read_col(self, lb, t):
@@ -97,23 +99,23 @@ class _Storage:
         m = self.m
         out = Signal(self.bits, name="col_read")
         with m.Switch(lb):
-            for k in self.sizes:
-                e = 1 << k
+            for k, e in self.sizes.items():
                 with m.Case(k):
                     m.d.comb += out.eq(Cat(self.rows[b].word_select(t, e)
-                                           for b in range(self.bits >> k)))
+                                           for b in range(self.bits // e)))
         return out
 
 
-class SquareTranspose(_Transpose):
-    """Transpose with one square of storage, alternating orientation (see module doc).
-
-    ``max_rows`` 32 handles b8..b64 (1 KB of storage); 64 adds b4 (2 KB).
-    """
+class _Alternating:
+    """The control of one square of storage read while the next square is written into it,
+    alternating orientation (see module doc).  A unit supplies ``_storage(m)``, the element
+    code and column count of the row on ``i`` (``_code_of``, ``_lines_of``), the rows of a
+    square of a code (``_side``), the packed row on ``i`` (``_row_in``) and its output
+    (``_line_out(m, value)``)."""
 
     def elaborate(self, platform):
         m = Module()
-        st = _Storage(m, "sq", self)
+        st = self._storage(m)
 
         # writer: square being written
         w_slot = Signal(7)
@@ -127,17 +129,17 @@ class SquareTranspose(_Transpose):
         r_lb = Signal(3)
         r_lines = Signal(7)
 
-        row_lb = Mux(w_slot == 0, self.i.payload.log2_ebits, w_lb)
-        row_lines = Mux(w_slot == 0, self.i.payload.lines, w_lines)
+        row_lb = Mux(w_slot == 0, self._code_of(), w_lb)
+        row_lines = Mux(w_slot == 0, self._lines_of(), w_lines)
         side = Signal(8)
-        m.d.comb += side.eq(self.line_bits >> row_lb)
+        m.d.comb += side.eq(self._side(row_lb))
 
         # output: read slot r_slot of the complete square
         col = st.read_col(r_lb, r_slot)
         row = st.rows[r_slot]
+        self._line_out(m, Mux(r_orient, row, col))
         m.d.comb += [
             self.o.valid.eq(r_full),
-            self.o.payload.data.eq(Mux(r_orient, row, col)),
             self.o.payload.index.eq(r_slot),
             self.o.payload.last.eq(r_slot == r_lines - 1),
         ]
@@ -155,9 +157,9 @@ class SquareTranspose(_Transpose):
 
         with m.If(writing):
             with m.If(w_orient):
-                st.write_col(row_lb, w_slot, self.i.payload.data)
+                st.write_col(row_lb, w_slot, self._row_in())
             with m.Else():
-                st.write_row(w_slot, self.i.payload.data)
+                st.write_row(w_slot, self._row_in())
             m.d.sync += [w_lb.eq(row_lb), w_lines.eq(row_lines)]
             m.d.sync += w_slot.eq(Mux(write_done, 0, w_slot + 1))
 
@@ -174,6 +176,82 @@ class SquareTranspose(_Transpose):
                           w_lines=w_lines, r_full=r_full, r_slot=r_slot, r_orient=r_orient,
                           r_lb=r_lb, r_lines=r_lines)
         return m
+
+
+class SquareTranspose(_Alternating, _Transpose):
+    """Transpose with one square of storage, alternating orientation (see module doc).
+
+    ``max_rows`` 32 handles b8..b64 (1 KB of storage); 64 adds b4 (2 KB).
+    """
+
+    def _storage(self, m):
+        return _Storage(m, "sq", self)
+
+    def _code_of(self):
+        return self.i.payload.log2_ebits
+
+    def _lines_of(self):
+        return self.i.payload.lines
+
+    def _side(self, code):
+        return self.line_bits >> code
+
+    def _row_in(self):
+        return self.i.payload.data
+
+    def _line_out(self, m, value):
+        m.d.comb += self.o.payload.data.eq(value)
+
+
+class ChunkTranspose(_Alternating, wiring.Component):
+    """A P x P transpose of 32-byte chunks, P = ``width`` / 32: P rows of W bytes in, up to
+    P columns out, each chunk with its 32 byte-valid bits.  Column c of a square is chunk c
+    of its P rows, in row order.  One square of storage (P x W bytes and P x W valid bits),
+    written in alternating orientation like :class:`SquareTranspose`, so a row enters and a
+    column leaves every cycle with no gap between squares.
+
+    ``i``: rows {data (8W), valid (W), lines (the columns to emit, 1..P; from row 0)};
+    ``o``: columns {data, valid, index, last}.  Latency: the first column leaves one cycle
+    after row P-1 enters.
+    """
+
+    def __init__(self, width: int = 64):
+        check_choice("width", width, (64, 128))
+        self.width = width
+        self.chunks = width // LINE_BYTES
+        self.chunk_bits = 8 * LINE_BYTES + LINE_BYTES
+        self.max_rows = self.chunks
+        self.line_bits = self.chunks * self.chunk_bits
+        self.sizes = {0: self.chunk_bits}
+        super().__init__({
+            "i": In(stream.Signature(data.StructLayout(
+                {"data": 8 * width, "valid": width, "lines": 3}))),
+            "o": Out(stream.Signature(data.StructLayout(
+                {"data": 8 * width, "valid": width, "index": 2, "last": 1}))),
+        })
+
+    def _storage(self, m):
+        return _Storage(m, "chunk", self)
+
+    def _code_of(self):
+        return 0
+
+    def _lines_of(self):
+        return self.i.payload.lines
+
+    def _side(self, code):
+        return self.chunks
+
+    def _row_in(self):
+        i, c = self.i.payload, 8 * LINE_BYTES
+        return Cat(Cat(i.data.word_select(k, c), i.valid.word_select(k, LINE_BYTES))
+                   for k in range(self.chunks))
+
+    def _line_out(self, m, value):
+        c, b = 8 * LINE_BYTES, self.chunk_bits
+        chunks = [value[k * b:(k + 1) * b] for k in range(self.chunks)]
+        m.d.comb += [self.o.payload.data.eq(Cat(ch[:c] for ch in chunks)),
+                     self.o.payload.valid.eq(Cat(ch[c:] for ch in chunks))]
 
 
 class NaiveTranspose(_Transpose):

@@ -98,7 +98,7 @@ class TileSystem(wiring.Component):
         super().__init__({
             "records": In(stream.Signature(RecordBeat)),
             "mem_size": In(64),
-            "req": Out(stream.Signature(MemRequest)),
+            "req": Out(stream.Signature(MemRequest(width))),
             "resp": In(stream.Signature(8 * width)),
             "done": Out(stream.Signature(Completion)),
             "dbg_addr": In(DebugAddr),

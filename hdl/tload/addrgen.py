@@ -26,31 +26,40 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.common import LINE_BYTES, FaultCode
+from tilecosim.hdl.common import LINE_BYTES, FaultCode, check_width
 from tilecosim.hdl.tload.decode import LOG2_LINE, Decoded
 from tilecosim.hdl.tload.types import TLoadLayout
 
-__all__ = ["FractalAddressGenerator", "Run", "KIND_DIRECT", "KIND_TRANSPOSE"]
+__all__ = ["FractalAddressGenerator", "Run", "KIND_DIRECT", "KIND_TRANSPOSE", "KIND_CHUNK"]
 
 KIND_DIRECT, KIND_TRANSPOSE = 0, 1
 
-Run = data.StructLayout({
-    "addr": 64,
-    "read_bytes": 6,      # valid bytes to read from addr (0: no request)
-    "kind": 1,            # KIND_DIRECT / KIND_TRANSPOSE
-    "tile": 3,
-    "line": 13,           # direct: destination line; transpose: first line of the group
-    "line_off": 5,        # direct: byte offset of the run inside its line
-    "line_end": 1,        # direct: last run of its line
-    "group_end": 1,       # transpose: last run of its group
-    "log2_lines": 3,      # transpose: log2 lines of the group
-    "valid_lines": 6,     # transpose: lines holding data
-    "valid_elems": 6,     # transpose: valid elements in each of those lines
-    "log2_esize": 2,
-    "pattern": 64,
-    "null": 1,
-    "instr_last": 1,      # last run of the instruction
-})
+KIND_CHUNK = 2
+
+
+def Run(width: int = LINE_BYTES) -> data.StructLayout:
+    """A run of the generator at beat width ``width``."""
+    wbits = width.bit_length()
+    return data.StructLayout({
+        "addr": 64,
+        "read_bytes": wbits,  # valid bytes to read from addr (0: no request)
+        "kind": 2,            # KIND_DIRECT / KIND_TRANSPOSE / KIND_CHUNK
+        "tile": 3,
+        "line": 13,           # direct: first line of the destination beat; otherwise the line
+                              # of lane 0 (chunk) or the first line of the group (transpose)
+        "line_off": wbits - 1,  # direct: byte offset of the run inside its beat
+        "line_end": 1,        # direct: last run of its beat
+        "group_end": 1,       # transpose: last run of its square; chunk: of its P rows
+        "log2_lines": 3,      # transpose: log2 lines of the group
+        "log2_lanes": 2,      # chunk, transpose: log2 lanes of the run
+        "log2_step": 5,       # chunk, transpose: log2 lines from one lane's lines to the next
+        "valid_lines": 8,     # transpose: elements of the run holding data (all its lanes)
+        "valid_elems": 6,     # transpose: valid elements in each of those lines
+        "log2_esize": 2,
+        "pattern": 64,
+        "null": 1,
+        "instr_last": 1,      # last run of the instruction
+    })
 
 
 def _mask(width_sig):
@@ -58,7 +67,7 @@ def _mask(width_sig):
 
 
 def _clamp(m, value, hi, name):
-    out = Signal(range(64), name=name)
+    out = Signal(8, name=name)
     with m.If(value <= 0):
         m.d.comb += out.eq(0)
     with m.Elif(value >= hi):
@@ -77,11 +86,25 @@ class FractalAddressGenerator(wiring.Component):
     for it too (the transpose unit holds one element size at a time).
     """
 
-    i: In(stream.Signature(Decoded))
-    o: Out(stream.Signature(Run))
-    fault: Out(stream.Signature(FaultCode))
-    started: Out(1)               # pulses when a legal instruction starts
-    idle: In(1)
+    def __init__(self, width: int = LINE_BYTES):
+        check_width(width)
+        self.width = width
+        self.log2_p = (width // LINE_BYTES).bit_length() - 1      # log2 lanes of a beat
+        super().__init__({
+            "i": In(stream.Signature(Decoded)),
+            "o": Out(stream.Signature(Run(width))),
+            "fault": Out(stream.Signature(FaultCode)),
+            "started": Out(1),               # pulses when a legal instruction starts
+            "idle": In(1),
+        })
+
+    def kind_of(self, layout):
+        """The run kind of a layout signal: transposing layouts through the transpose unit;
+        at W > 32 ND2NZ and DN2ZN through the chunk transposer; the rest direct."""
+        if self.log2_p == 0:
+            return TLoadLayout.where(layout, "transposing")
+        return Mux(TLoadLayout.where(layout, "transposing"), KIND_TRANSPOSE,
+                   Mux(layout == TLoadLayout.NORM, KIND_DIRECT, KIND_CHUNK))
 
     def elaborate(self, platform):
         m = Module()
@@ -105,11 +128,15 @@ class FractalAddressGenerator(wiring.Component):
         log2_esize = cur.log2_esize
         log2_side = Signal(3)                  # elements per line: S = 32 / esize
         m.d.comb += log2_side.eq(LOG2_LINE - log2_esize)
+        log2_w = self.width.bit_length() - 1
+        lanes = cur.log2_lanes
+        log2_span = Signal(4)                  # ND2NZ, DN2ZN: log2 elements of a run
+        m.d.comb += log2_span.eq(log2_side + lanes)
         dn = TLoadLayout.where(cur.layout, "source_dn")
         minor_off = Mux(dn, k << cur.log2_rows, k << cur.log2_cols)
         r = {name: Signal(width, name=name) for name, width in (
-            ("major", 24), ("minor", 24), ("major0", 24), ("nel", 7), ("line", 20),
-            ("line_off", 5), ("line_end", 1), ("kind", 1), ("a", 6))}
+            ("major", 24), ("minor", 24), ("major0", 24), ("nel", 8), ("line", 20),
+            ("line_off", log2_w), ("line_end", 1), ("kind", 2), ("a", 6), ("step", 5))}
         major, minor, major0, nel, line = r["major"], r["minor"], r["major0"], r["nel"], r["line"]
         line_off, line_end, kind, a = r["line_off"], r["line_end"], r["kind"], r["a"]
         rsh = Signal(5)                        # NORM: log2 runs per row
@@ -123,40 +150,46 @@ class FractalAddressGenerator(wiring.Component):
                     major.eq(q >> rsh),
                     minor.eq(minor_off + ((q & _mask(rsh)) << esh)),
                     nel.eq(1 << esh),
-                    line.eq((q << lrl) >> 5),
-                    line_off.eq((q << lrl)[:5]),
-                    line_end.eq(((q + 1) << lrl)[:5] == 0),
+                    line.eq(((q << lrl) >> log2_w) << (log2_w - LOG2_LINE)),
+                    line_off.eq((q << lrl)[:log2_w]),
+                    line_end.eq(((q + 1) << lrl)[:log2_w] == 0),
                 ]
+            # lane l of run q is fractal line major of the fractal column (row) block
+            # (q >> M) * lanes + l: line ((q >> M) * lanes + l) << M | major
             with m.Case(TLoadLayout.ND2NZ):
                 m.d.comb += [major.eq(q & _mask(cur.log2_rows)),
-                             minor.eq(minor_off + ((q >> cur.log2_rows) << log2_side)),
-                             nel.eq(1 << log2_side), line.eq(q), line_end.eq(1)]
+                             minor.eq(minor_off + ((q >> cur.log2_rows) << log2_span)),
+                             nel.eq(1 << log2_span), line_end.eq(1), kind.eq(self.kind_of(cur.layout)),
+                             line.eq(((q >> cur.log2_rows) << (cur.log2_rows + lanes)) | major),
+                             r["step"].eq(cur.log2_rows)]
             with m.Case(TLoadLayout.DN2ZN):
                 m.d.comb += [major.eq(q & _mask(cur.log2_cols)),
-                             minor.eq(minor_off + ((q >> cur.log2_cols) << log2_side)),
-                             nel.eq(1 << log2_side), line.eq(q), line_end.eq(1)]
+                             minor.eq(minor_off + ((q >> cur.log2_cols) << log2_span)),
+                             nel.eq(1 << log2_span), line_end.eq(1), kind.eq(self.kind_of(cur.layout)),
+                             line.eq(((q >> cur.log2_cols) << (cur.log2_cols + lanes)) | major),
+                             r["step"].eq(cur.log2_cols)]
             with m.Case(TLoadLayout.ND2ZN):
                 g = q >> log2_side
-                m.d.comb += gsh.eq(cur.log2_cols - cur.log2_lines)
+                m.d.comb += gsh.eq(cur.log2_cols - cur.log2_lines - lanes)
                 fi = g >> gsh
                 jg = g & _mask(gsh)
-                m.d.comb += [kind.eq(1), a.eq(q & _mask(log2_side)),
+                m.d.comb += [kind.eq(KIND_TRANSPOSE), a.eq(q & _mask(log2_side)),
                              major0.eq(fi << log2_side),
                              major.eq((fi << log2_side) + (q & _mask(log2_side))),
-                             minor.eq(minor_off + (jg << cur.log2_lines)),
-                             nel.eq(1 << cur.log2_lines),
-                             line.eq((fi << cur.log2_cols) + (jg << cur.log2_lines))]
+                             minor.eq(minor_off + (jg << (cur.log2_lines + lanes))),
+                             nel.eq(1 << (cur.log2_lines + lanes)), r["step"].eq(cur.log2_lines),
+                             line.eq((fi << cur.log2_cols) + (jg << (cur.log2_lines + lanes)))]
             with m.Case(TLoadLayout.DN2NZ):
                 g = q >> log2_side
-                m.d.comb += gsh.eq(cur.log2_rows - cur.log2_lines)
+                m.d.comb += gsh.eq(cur.log2_rows - cur.log2_lines - lanes)
                 fj = g >> gsh
                 ig = g & _mask(gsh)
-                m.d.comb += [kind.eq(1), a.eq(q & _mask(log2_side)),
+                m.d.comb += [kind.eq(KIND_TRANSPOSE), a.eq(q & _mask(log2_side)),
                              major0.eq(fj << log2_side),
                              major.eq((fj << log2_side) + (q & _mask(log2_side))),
-                             minor.eq(minor_off + (ig << cur.log2_lines)),
-                             nel.eq(1 << cur.log2_lines),
-                             line.eq((fj << cur.log2_rows) + (ig << cur.log2_lines))]
+                             minor.eq(minor_off + (ig << (cur.log2_lines + lanes))),
+                             nel.eq(1 << (cur.log2_lines + lanes)), r["step"].eq(cur.log2_lines),
+                             line.eq((fj << cur.log2_rows) + (ig << (cur.log2_lines + lanes)))]
         span = _clamp(m, cur.valid_minor - minor, nel, "valid_elems")
         r["span"] = span
         r["velems"] = Mux(major < cur.valid_major, span, 0)
@@ -168,10 +201,10 @@ class FractalAddressGenerator(wiring.Component):
         one once nothing is in flight, a legal one unless it changes the run kind or the
         element size while runs are in flight.  Returns the registers of the last
         instruction's kind, for the start of the next."""
-        last = {"kind": Signal(name="last_kind"), "log2_esize": Signal(2, name="last_log2_esize"),
+        last = {"kind": Signal(2, name="last_kind"), "log2_esize": Signal(2, name="last_log2_esize"),
                 "valid": Signal(name="have_last")}
         d = self.i.payload
-        d_kind = TLoadLayout.where(d.layout, "transposing")
+        d_kind = self.kind_of(d.layout)
         last["d_kind"] = d_kind
         same_kind = (d_kind == last["kind"]) & (d.log2_esize == last["log2_esize"])
         compatible = ~last["valid"] | same_kind | self.idle
@@ -202,8 +235,11 @@ class FractalAddressGenerator(wiring.Component):
                 o.read_bytes.eq(run["velems"] << log2_esize),
                 o.kind.eq(run["kind"]), o.tile.eq(k), o.line.eq(run["line"]),
                 o.line_off.eq(run["line_off"]), o.line_end.eq(run["line_end"]),
-                o.group_end.eq(run["a"] == (LINE_BYTES >> log2_esize) - 1),
+                o.group_end.eq(Mux(run["kind"] == KIND_CHUNK,
+                                   (q & ((1 << self.log2_p) - 1)) == (1 << self.log2_p) - 1,
+                                   run["a"] == (LINE_BYTES >> log2_esize) - 1)),
                 o.log2_lines.eq(cur.log2_lines), o.valid_lines.eq(run["span"]),
+                o.log2_lanes.eq(cur.log2_lanes), o.log2_step.eq(run["step"]),
                 o.valid_elems.eq(run["av"]), o.log2_esize.eq(log2_esize),
                 o.pattern.eq(cur.pattern), o.null.eq(cur.null),
                 o.instr_last.eq(last_q & last_k),

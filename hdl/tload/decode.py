@@ -28,7 +28,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.common import LINE_BYTES, FaultCode, check_choice, first_fault
+from tilecosim.hdl.common import LINE_BYTES, FaultCode, check_choice, check_width, first_fault
 from tilecosim.hdl.tload.dtype_rom import DTYPE_ROM, pad_pattern
 from tilecosim.hdl.tload.types import MAX_OUTPUTS, PadValue, TileQueue, TLoadInstr, TLoadLayout
 
@@ -47,6 +47,7 @@ Decoded = data.StructLayout({
     "log2_cols": 5,          # log2 columns of each output tile
     "log2_runs": 5,          # log2 runs per output tile
     "log2_lines": 3,         # log2 lines per transpose group / log2 bytes per NORM run
+    "log2_lanes": 2,         # log2 32-byte lanes a run of ND2NZ..DN2NZ spans (W > 32)
     "valid_major": 23,       # valid extent along the source's major axis (rows of ND, cols of DN)
     "valid_minor": 23,       # valid extent along the minor axis
     "base": 64,
@@ -76,8 +77,10 @@ class TLoadDecoder(wiring.Component):
     """Checks and decodes one TLOAD per cycle (see module doc)."""
 
     def __init__(self, profile: str = "finite", lcfr: tuple[int, int] = (256, 256 * 1024),
-                 registered: bool = True):
+                 registered: bool = True, width: int = LINE_BYTES):
         check_config(profile, lcfr)
+        check_width(width)
+        self.width = width
         self.registered = registered
         self.profile = profile
         self.lcfr = lcfr
@@ -104,7 +107,7 @@ class TLoadDecoder(wiring.Component):
                                 (illegal_parameter, FaultCode.IllegalParameter),
                                 (out_of_bounds, FaultCode.OutOfBounds)], name="fault")
 
-        log2_runs, log2_lines = self._runs_per_tile(m, ins, log2_esize, geo)
+        log2_runs, log2_lines, log2_lanes = self._runs_per_tile(m, ins, log2_esize, geo)
         decoded = Signal(Decoded)
         limit = 1 << 22
         m.d.comb += [
@@ -112,7 +115,7 @@ class TLoadDecoder(wiring.Component):
             decoded.pattern.eq(pattern), decoded.null.eq(ins.pad == PadValue.Null),
             decoded.n.eq(ins.n), decoded.log2_rows.eq(geo["log2_rows"]),
             decoded.log2_cols.eq(geo["log2_cols"]), decoded.log2_runs.eq(log2_runs),
-            decoded.log2_lines.eq(log2_lines),
+            decoded.log2_lines.eq(log2_lines), decoded.log2_lanes.eq(log2_lanes),
             decoded.valid_major.eq(Mux(valid_major > limit, limit, valid_major)),
             decoded.valid_minor.eq(Mux(valid_minor > limit, limit, valid_minor)),
             decoded.base.eq(ins.base), decoded.stride.eq(stride), decoded.fault.eq(fault),
@@ -194,25 +197,44 @@ class TLoadDecoder(wiring.Component):
         return valid_major, valid_minor, stride, out_of_bounds
 
     def _runs_per_tile(self, m, ins, log2_esize, geo):
-        """(log2 runs per output tile, log2 lines per transpose group or bytes per NORM run)."""
+        """(log2 runs per output tile, log2 lines per transpose group or bytes per NORM run,
+        log2 lanes per run).  A run reads at most W bytes: a NORM row or W bytes of it; at
+        W > 32 an ND2NZ/DN2ZN run spans up to W/32 fractals side by side and a transposing
+        run the rows of up to W/32 squares side by side (their *lanes*)."""
         log2_rows, log2_cols, log2_size = geo["log2_rows"], geo["log2_cols"], geo["log2_size"]
         log2_side = geo["log2_side"]
+        log2_w = self.width.bit_length() - 1
+        log2_p = log2_w - LOG2_LINE                   # log2 lanes of a beat
         log2_row_bytes = log2_cols + log2_esize
-        log2_run = Mux(log2_row_bytes < LOG2_LINE, log2_row_bytes, LOG2_LINE)    # NORM
+        log2_run = Mux(log2_row_bytes < log2_w, log2_row_bytes, log2_w)    # NORM
         log2_runs = Signal(5)
         log2_lines = Signal(3)
+        log2_lanes = Signal(2)
+
+        def lanes(log2_fit):
+            """min(log2 P, log2_fit)"""
+            return Mux(log2_fit < log2_p, log2_fit, log2_p)
+
         with m.Switch(ins.layout):
             with m.Case(TLoadLayout.NORM):
                 m.d.comb += [log2_runs.eq(log2_size - log2_run), log2_lines.eq(log2_run)]
-            with m.Case(TLoadLayout.ND2NZ, TLoadLayout.DN2ZN):
-                m.d.comb += [log2_runs.eq(log2_size - LOG2_LINE), log2_lines.eq(0)]
+            with m.Case(TLoadLayout.ND2NZ):
+                u = lanes(log2_cols + log2_esize - LOG2_LINE)
+                m.d.comb += [log2_runs.eq(log2_size - LOG2_LINE - u), log2_lanes.eq(u)]
+            with m.Case(TLoadLayout.DN2ZN):
+                u = lanes(log2_rows + log2_esize - LOG2_LINE)
+                m.d.comb += [log2_runs.eq(log2_size - LOG2_LINE - u), log2_lanes.eq(u)]
             with m.Case(TLoadLayout.ND2ZN):
                 group = Mux(log2_cols < log2_side, log2_cols, log2_side)
-                m.d.comb += [log2_runs.eq(log2_rows + log2_cols - group), log2_lines.eq(group)]
+                u = lanes(log2_cols - group)
+                m.d.comb += [log2_runs.eq(log2_rows + log2_cols - group - u),
+                             log2_lines.eq(group), log2_lanes.eq(u)]
             with m.Case(TLoadLayout.DN2NZ):
                 group = Mux(log2_rows < log2_side, log2_rows, log2_side)
-                m.d.comb += [log2_runs.eq(log2_rows + log2_cols - group), log2_lines.eq(group)]
-        return log2_runs, log2_lines
+                u = lanes(log2_rows - group)
+                m.d.comb += [log2_runs.eq(log2_rows + log2_cols - group - u),
+                             log2_lines.eq(group), log2_lanes.eq(u)]
+        return log2_runs, log2_lines, log2_lanes
 
     def _output(self, m, decoded):
         """One pipeline register, or straight through."""

@@ -41,13 +41,14 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from tilecosim.hdl.common import (LINE_BYTES, Completion, FaultCode, check_at_least,
-                                  check_choice)
+                                  check_choice, check_width)
 from tilecosim.hdl.completion import CompletionQueue
-from tilecosim.hdl.tload.addrgen import KIND_TRANSPOSE, FractalAddressGenerator, Run
+from tilecosim.hdl.tload.addrgen import (KIND_CHUNK, KIND_DIRECT, KIND_TRANSPOSE,
+                                         FractalAddressGenerator, Run)
 from tilecosim.hdl.tload.decode import TLoadDecoder, check_config
 from tilecosim.hdl.tload.padmerge import PadMerge
 from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
-from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
+from tilecosim.hdl.transpose import ChunkTranspose, NaiveTranspose, SquareTranspose
 
 __all__ = ["TLoadEngine", "Check"]
 
@@ -56,15 +57,19 @@ Check = data.StructLayout({"fault": FaultCode, "log2_rows": 5, "log2_cols": 5,
                            "log2_size": 5})
 
 LineMeta = data.StructLayout({"tile": 3, "line": 13, "last": 1})
-GroupMeta = data.StructLayout({"tile": 3, "line": 13, "log2_lines": 3, "valid_lines": 6,
-                               "valid_elems": 6, "log2_esize": 2, "pattern": 64, "null": 1,
-                               "instr_last": 1})
+GroupMeta = data.StructLayout({"tile": 3, "line": 13, "log2_lines": 3, "log2_lanes": 2,
+                               "valid_lines": 8, "valid_elems": 6, "log2_esize": 2,
+                               "pattern": 64, "null": 1, "instr_last": 1})
+#: a square of the chunk transposer: the line of its column 0's first chunk, log2 lines
+#: between its columns, and how its beats are padded
+ChunkMeta = data.StructLayout({"tile": 3, "line": 13, "log2_step": 5, "log2_esize": 2,
+                               "pattern": 64, "null": 1, "instr_last": 1})
 
 
-def _byte_mask(m, count, name):
-    """32 bits: the low ``count`` bytes."""
-    out = Signal(LINE_BYTES, name=name)
-    m.d.comb += out.eq(Cat(count > b for b in range(LINE_BYTES)))
+def _byte_mask(m, count, name, nbytes=LINE_BYTES):
+    """``nbytes`` bits: the low ``count`` bytes."""
+    out = Signal(nbytes, name=name)
+    m.d.comb += out.eq(Cat(count > b for b in range(nbytes)))
     return out
 
 
@@ -82,7 +87,7 @@ class TLoadEngine(wiring.Component):
     def __init__(self, width: int = 32, profile: str = "finite",
                  lcfr: tuple[int, int] = (256, 256 * 1024), depth: int = 16,
                  transpose: str = "square", checked: bool = False):
-        check_choice("width", width, (32, 64))
+        check_width(width)
         check_at_least("depth", depth, 2, "runs in flight")
         check_choice("transpose", transpose, ("square", "naive"))
         check_config(profile, lcfr)
@@ -95,7 +100,7 @@ class TLoadEngine(wiring.Component):
         members = {
             "instr": In(stream.Signature(TLoadInstr)),
             "mem_size": In(64),
-            "req": Out(stream.Signature(MemRequest)),
+            "req": Out(stream.Signature(MemRequest(width))),
             "resp": In(stream.Signature(8 * width)),
             "write": Out(stream.Signature(TileWrite(width))),
             "done": Out(stream.Signature(Completion)),
@@ -106,14 +111,22 @@ class TLoadEngine(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.decoder = dec = TLoadDecoder(self.profile, self.lcfr, registered=False)
-        m.submodules.addrgen = gen = FractalAddressGenerator()
-        m.submodules.runs = runs = fifo.SyncFIFOBuffered(width=Run.size, depth=self.depth)
-        m.submodules.transpose = tr = (SquareTranspose() if self.transpose_kind == "square"
-                                       else NaiveTranspose())
+        W, P = self.width, self.width // LINE_BYTES
+        m.submodules.decoder = dec = TLoadDecoder(self.profile, self.lcfr, registered=False,
+                                                  width=W)
+        m.submodules.addrgen = gen = FractalAddressGenerator(W)
+        m.submodules.runs = runs = fifo.SyncFIFOBuffered(width=Run(W).size, depth=self.depth)
+        unit = SquareTranspose if self.transpose_kind == "square" else NaiveTranspose
+        lanes = [unit() for _ in range(P)]
+        for k, lane in enumerate(lanes):
+            m.submodules[f"transpose{k}" if P > 1 else "transpose"] = lane
         m.submodules.groups = groups = fifo.SyncFIFO(width=GroupMeta.size, depth=2)
-        m.submodules.padmerge = pm = PadMerge(LineMeta.size)
+        m.submodules.padmerge = pm = PadMerge(LineMeta.size, width=W)
         m.submodules.completions = cq = CompletionQueue()
+        chunk = cmeta = None
+        if P > 1:
+            m.submodules.chunks = chunk = ChunkTranspose(W)
+            m.submodules.chunk_groups = cmeta = fifo.SyncFIFO(width=ChunkMeta.size, depth=2)
 
         connect(m, flipped(self.instr), dec.i)
         if self.checked:
@@ -127,8 +140,13 @@ class TLoadEngine(wiring.Component):
 
         # the FIFOs are joined by their streams: a write is valid & ready on w_stream
         self._issue(m, gen, runs.w_stream)
-        line = self._consume(m, runs.r_stream, tr, groups.w_stream, pm)
-        self._into_padmerge(m, line, tr, groups.r_stream, pm)
+        line = self._consume(m, runs.r_stream, lanes, groups.w_stream, pm, chunk,
+                             cmeta and cmeta.w_stream)
+        if P == 1:
+            self._into_padmerge(m, line, lanes[0], groups.r_stream, pm)
+        else:
+            self._lanes_into_chunks(m, line, lanes, groups.r_stream, chunk, cmeta.w_stream)
+            self._chunks_into_padmerge(m, line, chunk, cmeta.r_stream, pm)
         self._write(m, pm, cq)
         return m
 
@@ -158,41 +176,53 @@ class TLoadEngine(wiring.Component):
             runs.payload.eq(run),
         ]
 
-    def _consume(self, m, runs, tr, groups, pm):
-        """The head of ``runs`` (the run queue's read stream) and its response: a direct run is placed into the line being
-        assembled, a transposing run goes to the transpose unit (its group's extents to
-        ``groups``, a write stream).  Returns the direct line: {out, data, valid, head}."""
-        head = Run(runs.payload)
+    def _consume(self, m, runs, lanes, groups, pm, chunk, cgroups):
+        """The head of ``runs`` (the run queue's read stream) and its response: a direct run
+        is placed into the beat being assembled; a transposing run goes to the transpose
+        lanes, 32 bytes to each (its group's extents to ``groups``, a write stream); a chunk
+        run (W > 32) goes to the chunk transposer (its square's place to ``cgroups``).
+        Returns the direct beat: {out, data, valid, head}."""
+        W, P = self.width, self.width // LINE_BYTES
+        head = Run(W)(runs.payload)
         head_reads = head.read_bytes != 0
         have_data = ~head_reads | self.resp.valid
-        keep = _byte_mask(m, head.read_bytes, "keep")
-        rdata = Signal(8 * LINE_BYTES)
+        keep = _byte_mask(m, head.read_bytes, "keep", W)
+        rdata = Signal(8 * W)
         m.d.comb += rdata.eq(Cat(Mux(keep[b], self.resp.payload.word_select(b, 8), 0)
-                                 for b in range(LINE_BYTES)))
+                                 for b in range(W)))
 
-        acc_data = Signal(8 * LINE_BYTES)
-        acc_valid = Signal(LINE_BYTES)
-        placed = Signal(8 * LINE_BYTES)
-        placed_valid = Signal(LINE_BYTES)
+        acc_data = Signal(8 * W)
+        acc_valid = Signal(W)
+        placed = Signal(8 * W)
+        placed_valid = Signal(W)
         m.d.comb += [placed.eq(rdata << (head.line_off * 8)),
                      placed_valid.eq(keep << head.line_off)]
-        direct = head.kind != KIND_TRANSPOSE
+        direct = head.kind == KIND_DIRECT
+        lane0 = lanes[0]
         consume = Signal()
-        line_out = Signal()                  # a completed direct line goes to pad/merge now
+        line_out = Signal()                  # a completed direct beat goes to pad/merge now
         with m.If(runs.valid & have_data):
             with m.If(direct):
                 m.d.comb += [line_out.eq(head.line_end),
                              consume.eq(~head.line_end | pm.i.ready)]
-            with m.Else():
-                m.d.comb += [tr.i.valid.eq(~head.group_end | groups.ready),
-                             consume.eq(tr.i.ready & (~head.group_end | groups.ready))]
-        m.d.comb += [
-            runs.ready.eq(consume),
-            self.resp.ready.eq(consume & head_reads),
-            tr.i.payload.data.eq(rdata),
-            tr.i.payload.log2_ebits.eq(head.log2_esize + 3),
-            tr.i.payload.lines.eq(1 << head.log2_lines),
-        ]
+            with m.Elif(head.kind == KIND_TRANSPOSE):
+                m.d.comb += [lane.i.valid.eq(~head.group_end | groups.ready) for lane in lanes]
+                m.d.comb += consume.eq(lane0.i.ready & (~head.group_end | groups.ready))
+            if chunk is not None:
+                with m.Elif(~lane0.o.valid):         # KIND_CHUNK; the lanes are drained
+                    m.d.comb += [
+                        chunk.i.valid.eq(~head.group_end | cgroups.ready),
+                        chunk.i.payload.data.eq(rdata), chunk.i.payload.valid.eq(keep),
+                        chunk.i.payload.lines.eq(1 << head.log2_lanes),
+                        consume.eq(chunk.i.ready & (~head.group_end | cgroups.ready)),
+                    ]
+        m.d.comb += [runs.ready.eq(consume), self.resp.ready.eq(consume & head_reads)]
+        for k, lane in enumerate(lanes):
+            m.d.comb += [
+                lane.i.payload.data.eq(rdata.word_select(k, 8 * LINE_BYTES)),
+                lane.i.payload.log2_ebits.eq(head.log2_esize + 3),
+                lane.i.payload.lines.eq(1 << head.log2_lines),
+            ]
         line_data = acc_data | placed
         line_valid = acc_valid | placed_valid
         with m.If(consume & direct):
@@ -203,14 +233,92 @@ class TLoadEngine(wiring.Component):
         group = Signal(GroupMeta)
         m.d.comb += [
             group.tile.eq(head.tile), group.line.eq(head.line),
-            group.log2_lines.eq(head.log2_lines), group.valid_lines.eq(head.valid_lines),
+            group.log2_lines.eq(head.log2_lines), group.log2_lanes.eq(head.log2_lanes),
+            group.valid_lines.eq(head.valid_lines),
             group.valid_elems.eq(head.valid_elems), group.log2_esize.eq(head.log2_esize),
             group.pattern.eq(head.pattern), group.null.eq(head.null),
             group.instr_last.eq(head.instr_last),
             groups.payload.eq(group),
-            groups.valid.eq(consume & ~direct & head.group_end),
+            groups.valid.eq(consume & (head.kind == KIND_TRANSPOSE) & head.group_end),
         ]
+        if chunk is not None:
+            square = Signal(ChunkMeta)
+            m.d.comb += [
+                square.tile.eq(head.tile), square.line.eq(head.line & ~(P - 1)),
+                square.log2_step.eq(head.log2_step), square.log2_esize.eq(head.log2_esize),
+                square.pattern.eq(head.pattern), square.null.eq(head.null),
+                square.instr_last.eq(head.instr_last),
+                cgroups.payload.eq(square),
+                cgroups.valid.eq(consume & (head.kind == KIND_CHUNK) & head.group_end),
+            ]
         return {"out": line_out, "data": line_data, "valid": line_valid, "head": head}
+
+    def _lanes_into_chunks(self, m, line, lanes, groups, chunk, cgroups):
+        """W > 32: the P transpose lanes give column t of P squares side by side; P columns
+        t0..t0+P-1 in a row of the chunk transposer make beats of P lines of one square
+        (its square's place to ``cgroups`` with the row of column t0+P-1).  Each lane's
+        columns past the group's valid extent, and its elements past the valid rows, are
+        invalid bytes."""
+        P = self.width // LINE_BYTES
+        g = GroupMeta(groups.payload)
+        lane0 = lanes[0]
+        t = lane0.o.payload.index
+        valid_bytes = Signal(7)
+        m.d.comb += valid_bytes.eq(g.valid_elems << g.log2_esize)
+        av = _byte_mask(m, valid_bytes, "av_mask")
+        masks = [Mux(((k << g.log2_lines) + t) < g.valid_lines, av, 0) for k in range(P)]
+        row_end = (t & (P - 1)) == P - 1
+        take = Signal()
+        with m.If(lane0.o.valid):
+            m.d.comb += [
+                chunk.i.valid.eq(groups.valid & (~row_end | cgroups.ready)),
+                chunk.i.payload.data.eq(Cat(lane.o.payload.data for lane in lanes)),
+                chunk.i.payload.valid.eq(Cat(masks)),
+                chunk.i.payload.lines.eq(1 << g.log2_lanes),
+            ]
+        m.d.comb += [
+            take.eq(lane0.o.valid & chunk.i.valid & chunk.i.ready),
+            groups.ready.eq(take & lane0.o.payload.last),
+        ]
+        m.d.comb += [lane.o.ready.eq(chunk.i.ready & groups.valid & (~row_end | cgroups.ready))
+                     for lane in lanes]
+        square = Signal(ChunkMeta)
+        m.d.comb += [
+            square.tile.eq(g.tile), square.line.eq(g.line + (t & ~(P - 1))),
+            square.log2_step.eq(g.log2_lines), square.log2_esize.eq(g.log2_esize),
+            square.pattern.eq(g.pattern), square.null.eq(g.null),
+            square.instr_last.eq(g.instr_last & lane0.o.payload.last),
+        ]
+        with m.If(lane0.o.valid):
+            m.d.comb += [cgroups.payload.eq(square), cgroups.valid.eq(take & row_end)]
+
+    def _chunks_into_padmerge(self, m, line, chunk, cgroups, pm):
+        """W > 32: a direct beat, or else a beat of the chunk transposer: column c of its
+        square lands at the square's line + c << log2_step."""
+        cm = ChunkMeta(cgroups.payload)
+        p = pm.i.payload
+        with m.If(line["out"]):
+            self._direct_into_padmerge(m, line, pm)
+        with m.Else():
+            c = chunk.o.payload.index
+            m.d.comb += [
+                pm.i.valid.eq(chunk.o.valid & cgroups.valid),
+                p.data.eq(chunk.o.payload.data), p.valid.eq(chunk.o.payload.valid),
+                p.log2_esize.eq(cm.log2_esize), p.pattern.eq(cm.pattern), p.null.eq(cm.null),
+                p.meta.eq(Cat(cm.tile, (cm.line + (c << cm.log2_step))[:13],
+                              cm.instr_last & chunk.o.payload.last)),
+                chunk.o.ready.eq(pm.i.ready & cgroups.valid),
+                cgroups.ready.eq(chunk.o.valid & chunk.o.ready & chunk.o.payload.last),
+            ]
+
+    def _direct_into_padmerge(self, m, line, pm):
+        head, p = line["head"], pm.i.payload
+        m.d.comb += [
+            pm.i.valid.eq(1),
+            p.data.eq(line["data"]), p.valid.eq(line["valid"]),
+            p.log2_esize.eq(head.log2_esize), p.pattern.eq(head.pattern),
+            p.null.eq(head.null), p.meta.eq(Cat(head.tile, head.line, head.instr_last)),
+        ]
 
     def _into_padmerge(self, m, line, tr, groups, pm):
         """A direct line, or else a transposed one with its group's extents (the two paths
@@ -224,13 +332,7 @@ class TLoadEngine(wiring.Component):
                                     _byte_mask(m, valid_bytes, "av_mask"), 0))
         p = pm.i.payload
         with m.If(line["out"]):
-            head = line["head"]
-            m.d.comb += [
-                pm.i.valid.eq(1),
-                p.data.eq(line["data"]), p.valid.eq(line["valid"]),
-                p.log2_esize.eq(head.log2_esize), p.pattern.eq(head.pattern),
-                p.null.eq(head.null), p.meta.eq(Cat(head.tile, head.line, head.instr_last)),
-            ]
+            self._direct_into_padmerge(m, line, pm)
         with m.Else():
             m.d.comb += [
                 pm.i.valid.eq(tr.o.valid & groups.valid),
@@ -242,34 +344,15 @@ class TLoadEngine(wiring.Component):
             ]
 
     def _write(self, m, pm, cq):
-        """W-byte tile writes (two lines a beat at W = 64); the last one of an instruction
-        goes only when its completion can be queued."""
+        """W-byte tile writes; the last one of an instruction goes only when its completion
+        can be queued."""
         meta = LineMeta(pm.o.payload.meta)
         wp = self.write.payload
-        last_beat = Signal()
-        if self.width == LINE_BYTES:
-            m.d.comb += [
-                self.write.valid.eq(pm.o.valid & (~meta.last | cq.room)),
-                wp.tile.eq(meta.tile), wp.offset.eq(meta.line << 5),
-                wp.data.eq(pm.o.payload.data), wp.be.eq(pm.o.payload.be),
-                pm.o.ready.eq(self.write.ready & (~meta.last | cq.room)),
-                last_beat.eq(self.write.valid & self.write.ready & meta.last),
-            ]
-        else:
-            half_data = Signal(8 * LINE_BYTES)
-            half_be = Signal(LINE_BYTES)
-            second = meta.line[0]
-            with m.If(~second):
-                m.d.comb += pm.o.ready.eq(1)
-                with m.If(pm.o.valid):
-                    m.d.sync += [half_data.eq(pm.o.payload.data), half_be.eq(pm.o.payload.be)]
-            with m.Else():
-                m.d.comb += [
-                    self.write.valid.eq(pm.o.valid & (~meta.last | cq.room)),
-                    wp.tile.eq(meta.tile), wp.offset.eq((meta.line - 1) << 5),
-                    wp.data.eq(Cat(half_data, pm.o.payload.data)),
-                    wp.be.eq(Cat(half_be, pm.o.payload.be)),
-                    pm.o.ready.eq(self.write.ready & (~meta.last | cq.room)),
-                    last_beat.eq(self.write.valid & self.write.ready & meta.last),
-                ]
-        m.d.comb += cq.finished.eq(last_beat)
+        go = ~meta.last | cq.room
+        m.d.comb += [
+            self.write.valid.eq(pm.o.valid & go),
+            wp.tile.eq(meta.tile), wp.offset.eq(meta.line << 5),
+            wp.data.eq(pm.o.payload.data), wp.be.eq(pm.o.payload.be),
+            pm.o.ready.eq(self.write.ready & go),
+            cq.finished.eq(self.write.valid & self.write.ready & meta.last),
+        ]

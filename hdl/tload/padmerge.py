@@ -1,4 +1,4 @@
-"""Pad/merge: fills the invalid elements of a 32-byte line with the pad pattern.
+"""Pad/merge: fills the invalid elements of a W-byte beat with the pad pattern.
 
 For each byte b of the line: data = valid[b] ? data[b] : pattern byte (b mod esize);
 byte enable = valid[b] | not Null -- with Null padding the padded bytes are simply
@@ -12,40 +12,43 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.common import LINE_BYTES, check_at_least
+from tilecosim.hdl.common import LINE_BYTES, check_at_least, check_width
 
 __all__ = ["PadMerge"]
 
 
 class PadMerge(wiring.Component):
-    """Pad/merge of one line per cycle (see module doc); ``meta_width`` bits of ``meta``
-    ride along with each line."""
+    """Pad/merge of one ``width``-byte beat per cycle (see module doc); ``meta_width`` bits
+    of ``meta`` ride along with each beat."""
 
-    def __init__(self, meta_width: int = 0):
+    def __init__(self, meta_width: int = 0, width: int = LINE_BYTES):
         check_at_least("meta_width", meta_width, 0, "bits")
+        check_width(width)
         self.meta_width = meta_width
+        self.width = width
         meta = max(meta_width, 1)
         super().__init__({
             "i": In(stream.Signature(data.StructLayout({
-                "data": 8 * LINE_BYTES, "valid": LINE_BYTES, "log2_esize": 2, "pattern": 64,
+                "data": 8 * width, "valid": width, "log2_esize": 2, "pattern": 64,
                 "null": 1, "meta": meta}))),
             "o": Out(stream.Signature(data.StructLayout({
-                "data": 8 * LINE_BYTES, "be": LINE_BYTES, "meta": meta}))),
+                "data": 8 * width, "be": width, "meta": meta}))),
         })
 
     def elaborate(self, platform):
         m = Module()
         i = self.i.payload
-        pad_line = Signal(8 * LINE_BYTES)
+        nbytes = self.width
+        pad_line = Signal(8 * nbytes)
         with m.Switch(i.log2_esize):
             for log2_esize in range(4):
                 e = 1 << log2_esize
                 with m.Case(log2_esize):
                     m.d.comb += pad_line.eq(Cat(i.pattern.word_select(b % e, 8)
-                                                for b in range(LINE_BYTES)))
+                                                for b in range(nbytes)))
         merged = Cat(Mux(i.valid[b], i.data.word_select(b, 8), pad_line.word_select(b, 8))
-                     for b in range(LINE_BYTES))
-        be = Cat(i.valid[b] | ~i.null for b in range(LINE_BYTES))
+                     for b in range(nbytes))
+        be = Cat(i.valid[b] | ~i.null for b in range(nbytes))
 
         m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
         with m.If(self.o.valid & self.o.ready):

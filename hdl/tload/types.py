@@ -88,7 +88,9 @@ TLoadInstr = data.StructLayout({
     "sizes": data.ArrayLayout(64, MAX_OUTPUTS),
 })
 
-MemRequest = data.StructLayout({"addr": 64, "len": 6})       # len: 1..32 bytes
+def MemRequest(width: int = 32) -> data.StructLayout:
+    """A read request of 1..``width`` bytes."""
+    return data.StructLayout({"addr": 64, "len": width.bit_length()})
 
 
 def TileWrite(width: int) -> data.StructLayout:

@@ -14,11 +14,13 @@ from tilecosim.hdl.l1l0.engine import L1L0Engine
 from tilecosim.hdl.tload.decode import TLoadDecoder
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.padmerge import PadMerge
-from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
+from tilecosim.hdl.transpose import ChunkTranspose, NaiveTranspose, SquareTranspose
 
 CASES = [
     (lambda: TLoadEngine(width=48), "width=48"),
-    (lambda: TLoadEngine(width=128), "width=128"),
+    (lambda: TLoadEngine(width=256), "width=256"),
+    (lambda: PadMerge(0, width=16), "width=16"),
+    (lambda: ChunkTranspose(width=32), "width=32"),
     (lambda: TLoadEngine(depth=1), "depth=1"),
     (lambda: TLoadEngine(transpose="fast"), "transpose='fast'"),
     (lambda: TLoadEngine(profile="ieee"), "profile='ieee'"),
@@ -53,6 +55,8 @@ def test_a_bad_parameter_is_named_with_its_value(make, match):
 
 
 @pytest.mark.parametrize("make", [lambda: TLoadEngine(width=64, depth=2),
+                                  lambda: TLoadEngine(width=128),
+                                  lambda: ChunkTranspose(width=128),
                                   lambda: LoadAlignUnit(vl=64, ub_size=1),
                                   lambda: StoreAlignUnit(vl=128),
                                   lambda: SquareTranspose(max_rows=64),

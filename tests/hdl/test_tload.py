@@ -40,7 +40,7 @@ def check(p, cfg, mem_seed=0, mem_size=1 << 16):
 DTYPES = ["S8", "FP16", "FP32", "S64", "S4x2"]
 
 
-@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("width", [32, 64, 128])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("layout", list(L), ids=lambda x: x.name)
 def test_random_scenarios(layout, dtype, width):
@@ -50,6 +50,22 @@ def test_random_scenarios(layout, dtype, width):
         p, size = random_tload(rng, layout, dtype, sizes=(256, 512, 1024, 2048))
         stall = STALL if k else 0.0
         check(p, cfg_for(width, stall, seed=seed + k), mem_seed=seed + k, mem_size=size)
+
+
+@pytest.mark.parametrize("width", [32, 64, 128])
+@pytest.mark.parametrize("layout", list(L), ids=lambda x: x.name)
+def test_every_element_size_and_pad_at_every_width(layout, width):
+    """Every element size x pad of a layout, back to back with back-pressure, each TLOAD of
+    1..8 outputs and up to 4 KB, wide and narrow shapes alike."""
+    seed = zlib.crc32(f"all:{layout.name}:{width}".encode()) & 0xFFFF
+    rng = random.Random(seed)
+    plist, need = [], 0
+    for dt in ("S8", "FP16", "FP32", "S64"):
+        for pad in PadValue:
+            p, size = random_tload(rng, layout, dt, sizes=(256, 1024, 4096), pad=pad)
+            plist.append(p)
+            need = max(need, size)
+    check(plist, cfg_for(width, STALL, seed=seed), mem_seed=seed, mem_size=need)
 
 
 @pytest.mark.parametrize("profile", ["finite", "ieee-inf"])
@@ -76,9 +92,10 @@ def test_max_and_min_pads_of_every_data_type(profile):
 @pytest.mark.parametrize("n", range(1, 9))
 def test_outputs(n):
     rng = random.Random(n)
-    for layout in (L.ND2NZ, L.DN2ZN, L.ND2ZN, L.DN2NZ):
-        p, size = random_tload(rng, layout, "FP16", sizes=(512, 1024), n=n)
-        check(p, cfg_for(stall=STALL, seed=n), mem_seed=n, mem_size=size)
+    for width in (32, 64, 128):
+        for layout in (L.ND2NZ, L.DN2ZN, L.ND2ZN, L.DN2NZ):
+            p, size = random_tload(rng, layout, "FP16", sizes=(512, 1024), n=n)
+            check(p, cfg_for(width, stall=STALL, seed=n), mem_seed=n, mem_size=size)
 
 
 @pytest.mark.parametrize("name", [n for n in EDGE if n != "largest_tile"])
@@ -109,7 +126,7 @@ SEED_EXAMPLES = {
 }
 
 
-@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("width", [32, 64, 128])
 @pytest.mark.parametrize("name", list(SEED_EXAMPLES))
 def test_seed_examples(name, width):
     check(SEED_EXAMPLES[name], cfg_for(width, stall=STALL, seed=3))

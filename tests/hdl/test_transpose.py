@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
+from tilecosim.hdl.transpose import ChunkTranspose, NaiveTranspose, SquareTranspose
 from tests.watchdog import run_bounded
 
 
@@ -117,3 +117,87 @@ def test_naive_unit_drains_before_filling():
     got, t = run(NaiveTranspose, sqs)
     assert got == expected(sqs)
     assert t["last"] > 32 + 3 * 32 + 30                         # no overlap of fill and drain
+
+
+def run_chunks(width, squares_, seed, p_in=1.0, p_out=1.0):
+    """ChunkTranspose fed ``squares_`` = [(lines, rows)], rows = P x (data, valid) per row."""
+    dut = ChunkTranspose(width)
+    rng = random.Random(seed)
+    got, timing = [], {}
+    total = sum(lines for lines, _ in squares_)
+
+    async def source(ctx):
+        for lines, rows in squares_:
+            for data, valid in rows:
+                while rng.random() > p_in:
+                    ctx.set(dut.i.valid, 0)
+                    await ctx.tick()
+                ctx.set(dut.i.valid, 1)
+                ctx.set(dut.i.payload, {"data": data, "valid": valid, "lines": lines})
+                await ctx.tick().until(dut.i.ready)
+        ctx.set(dut.i.valid, 0)
+
+    async def sink(ctx):
+        orng = random.Random(seed + 1)
+        cycle = 0
+        while len(got) < total:
+            ctx.set(dut.o.ready, orng.random() < p_out)
+            _, _, v, r, pl = await ctx.tick().sample(dut.o.valid, dut.o.ready, dut.o.payload)
+            if v and r:
+                got.append((int(pl.data), int(pl.valid), int(pl.index), int(pl.last)))
+                timing.setdefault("first", cycle)
+                timing["last"] = cycle
+            cycle += 1
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(source)
+    sim.add_testbench(sink)
+    run_bounded(sim, 6 * sum(len(r) + n for n, r in squares_) + 200, "ChunkTranspose bench")
+    return got, timing
+
+
+def chunk_squares(width, seed, count):
+    """Random squares of P rows of P 32-byte chunks with random byte-valid bits, and for
+    each the columns to emit (P, 1 or in between)."""
+    p = width // 32
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        chunks = rng.integers(0, 256, (p, p, 32), dtype=np.uint8)     # [row][chunk][byte]
+        valid = rng.integers(0, 2, (p, p, 32), dtype=np.uint8)
+        lines = int(rng.integers(1, p + 1))
+        rows = [(int.from_bytes(chunks[r].tobytes(), "little"),
+                 pack(valid[r].reshape(-1), 0)) for r in range(p)]
+        out.append((lines, rows, chunks, valid))
+    return out
+
+
+def chunk_expected(sqs):
+    """Column c of a square: chunk c of each row, rows in order (numpy's transpose)."""
+    out = []
+    for lines, _, chunks, valid in sqs:
+        t, tv = chunks.transpose(1, 0, 2), valid.transpose(1, 0, 2)
+        for c in range(lines):
+            out.append((int.from_bytes(t[c].tobytes(), "little"), pack(tv[c].reshape(-1), 0),
+                        c, int(c == lines - 1)))
+    return out
+
+
+@pytest.mark.parametrize("width", [64, 128])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_chunk_transpose_with_back_pressure(width, seed):
+    sqs = chunk_squares(width, seed, 10)
+    got, _ = run_chunks(width, [(n, r) for n, r, _, _ in sqs], seed, p_in=0.7, p_out=0.6)
+    assert got == chunk_expected(sqs)
+
+
+@pytest.mark.parametrize("width", [64, 128])
+def test_chunk_transpose_full_throughput(width):
+    """Full squares back to back: one row in and one column out per cycle; the first column
+    leaves after the P rows of the first square, the last N*P - 1 cycles after it."""
+    p = width // 32
+    sqs = [(p, r, c, v) for _, r, c, v in chunk_squares(width, 3, 8)]
+    got, t = run_chunks(width, [(n, r) for n, r, _, _ in sqs], 3)
+    assert got == chunk_expected(sqs)
+    assert t["first"] == p and t["last"] == p + 8 * p - 1

@@ -31,7 +31,7 @@ simulator start runs many batches.
 from __future__ import annotations
 
 import numpy as np
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -81,7 +81,7 @@ class BatchTLoad(wiring.Component):
         self.latency, self.width, self.profile, self.lcfr = latency, width, profile, lcfr
         self.transpose, self.engine_depth = transpose, engine_depth
         self.depth, self.beats = depth, beats
-        self.gm_words = -(-mem_bytes // WORD) + 1       # +1: the second word of a pair
+        self.gm_words = -(-mem_bytes // WORD) + 4       # +4: the words past a W-byte answer
         self.write_layout = TileWrite(width)
         self.entry_bits = self.write_layout.size + 32             # a beat and its cycle
         super().__init__({
@@ -93,7 +93,7 @@ class BatchTLoad(wiring.Component):
             **{f"threshold_{p}": In(THRESHOLD_BITS) for p in PORTS},
             "start": In(1), "finished": Out(1),
             "nbeats": Out(range(beats + 1)), "requests": Out(32), "overflow": Out(1),
-            "bad_req": Out(1), "bad_addr": Out(64), "bad_len": Out(6),
+            "bad_req": Out(1), "bad_addr": Out(64), "bad_len": Out(8),
             "rb_addr": In(range(depth)),
             "rb_accept": Out(32), "rb_done": Out(32), "rb_fault": Out(FaultCode),
             "lb_addr": In(range(-(-beats // LANES))),
@@ -130,7 +130,7 @@ class BatchTLoad(wiring.Component):
         req = eng.req.payload
         end = Signal(65)
         m.d.comb += end.eq(req.addr + req.len)
-        bad = (req.len == 0) | (req.len > 32) | (end > self.mem_size)
+        bad = (req.len == 0) | (req.len > self.width) | (end > self.mem_size)
         with m.If(take):
             m.d.sync += self.requests.eq(self.requests + 1)
             with m.If(bad & ~self.bad_req):
@@ -139,15 +139,15 @@ class BatchTLoad(wiring.Component):
         with m.If(full):
             m.d.sync += self.overflow.eq(1)
 
-        # the answer: two words from the head's address, shifted, 0xA5 past its length
-        lo, hi = gm.read_port(domain="comb"), gm.read_port(domain="comb")
+        # the answer: W/32 + 1 words from the head's address, shifted, 0xA5 past its length
+        nwords = self.width // WORD + 1
+        ports = [gm.read_port(domain="comb") for _ in range(nwords)]
         addr = head.addr
-        m.d.comb += [lo.addr.eq(addr[5:]), hi.addr.eq(addr[5:] + 1)]
-        shifted = Signal(8 * WORD)
-        m.d.comb += shifted.eq(Cat(lo.data, hi.data) >> (addr[:5] * 8))
+        m.d.comb += [port.addr.eq(addr[5:] + k) for k, port in enumerate(ports)]
+        shifted = Signal(8 * WORD * nwords)
+        m.d.comb += shifted.eq(Cat(port.data for port in ports) >> (addr[:5] * 8))
         m.d.comb += eng.resp.payload.eq(Cat(
-            *(Mux(k < head.len, shifted[8 * k:8 * k + 8], JUNK_BYTE) if k < WORD
-              else Const(JUNK_BYTE, 8) for k in range(self.width))))
+            *(Mux(k < head.len, shifted[8 * k:8 * k + 8], JUNK_BYTE) for k in range(self.width))))
 
     def _writes(self, m, eng, running, cyc, go):
         """The tile side: ``ready`` as the pattern says; every beat logged with its cycle."""
@@ -237,7 +237,7 @@ def run_tload_batches(batches, mem: np.ndarray, backend: str = "amaranth",
         specs.append((plist, cfg, [pack(TLoadInstr, instr_payload(p)) for p in plist],
                       tuple(seed_state(cfg.seed, k) for k in range(4)),
                       tuple(threshold(p) for p in probs)))
-    gm_words = -(-mem_bytes // WORD) + 1                 # BatchTLoad.gm_words
+    gm_words = -(-mem_bytes // WORD) + 4                 # BatchTLoad.gm_words
     width, latency, profile, lcfr, transpose, edepth = shape
 
     def make():

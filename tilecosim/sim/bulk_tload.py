@@ -77,7 +77,7 @@ class BulkTLoad(wiring.Component):
         self.transpose = transpose
         self.mem = np.asarray(mem, dtype=np.uint8)
         self.tile_words = -(-tile_bytes // width)
-        self.gm_words = -(-self.mem.size // 32) + 1            # +1: the second word of a pair
+        self.gm_words = -(-self.mem.size // 32) + 4            # +4: the words past a W-byte answer
         super().__init__({
             "instr": In(TLoadInstr),
             "mem_size": In(64),
@@ -115,10 +115,10 @@ class BulkTLoad(wiring.Component):
         with m.If(running):
             m.d.sync += self.cycles.eq(self.cycles + 1)
 
-        # --- global memory: two read ports on 32-byte words, shifted to the request -----------
+        # --- global memory: W/32 + 1 read ports on 32-byte words, shifted to the request -----
         words = memory_words(self.mem, self.gm_words)
         m.submodules.gm = gm = memory.Memory(shape=256, depth=self.gm_words, init=words)
-        lo, hi = gm.read_port(), gm.read_port()
+        ports = [gm.read_port() for _ in range(W // 32 + 1)]
         m.submodules.resp_fifo = rf = fifo.SyncFIFOBuffered(width=8 * W, depth=DEPTH)
         outstanding = Signal(range(DEPTH + 1))
         accept = eng.req.valid & eng.req.ready
@@ -127,14 +127,13 @@ class BulkTLoad(wiring.Component):
         m.d.sync += outstanding.eq(outstanding + accept - popped)
         addr = eng.req.payload.addr
         word = Signal(range(self.gm_words))
-        m.d.comb += [word.eq(addr[5:]), lo.addr.eq(word), hi.addr.eq(word + 1),
-                     lo.en.eq(accept), hi.en.eq(accept)]
+        m.d.comb += word.eq(addr[5:])
+        m.d.comb += [x for k, port in enumerate(ports)
+                     for x in (port.addr.eq(word + k), port.en.eq(accept))]
         shift, valid = Signal(5), Signal()
         m.d.sync += [shift.eq(addr[:5]), valid.eq(accept)]
-        pair = Cat(lo.data, hi.data)
-        data = Signal(256)
-        m.d.comb += data.eq(pair >> (shift * 8))
-        beat = Cat(data, Const(0, 8 * W - 256)) if W > 32 else data
+        beat = Signal(8 * W)
+        m.d.comb += beat.eq(Cat(port.data for port in ports) >> (shift * 8))
         for _ in range(self.latency - 1):                       # more latency, in registers
             d_valid, d_beat = Signal(), Signal(8 * W)
             m.d.sync += [d_valid.eq(valid), d_beat.eq(beat)]

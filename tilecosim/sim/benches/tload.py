@@ -201,14 +201,14 @@ def _driver(source, payloads, mem, cfg: SimConfig, res: SimResult, state, collec
 def memory_answer(mem: np.ndarray, width: int, who: str):
     """The global memory's answer to a request (flat ``MemRequest`` bits): W bytes, the
     ``len`` requested from ``addr`` first, filler after them.  A request outside the memory
-    or longer than a line raises AssertionError naming ``who`` made it."""
+    or longer than a beat raises AssertionError naming ``who`` made it."""
     from tilecosim.hdl.tload.types import MemRequest
     junk = bytes([0xA5]) * width
 
     def read(bits):
-        q = unpack(MemRequest, bits)
+        q = unpack(MemRequest(width), bits)
         addr, n = int(q.addr), int(q.len)
-        if not 1 <= n <= 32 or addr + n > mem.size:
+        if not 1 <= n <= width or addr + n > mem.size:
             raise AssertionError(f"{who} requested {n} B at {addr:#x}, outside the "
                                  f"{mem.size}-byte memory")
         return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:width - n], "little")
