@@ -10,7 +10,7 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.common import check_choice
+from tilecosim.hdl.common import check_width
 
 __all__ = ["ElementwiseALU", "LaneWidth", "lane_width_of"]
 
@@ -40,7 +40,7 @@ class ElementwiseALU(wiring.Component):
     """``y = a + b`` or ``a - b`` (``sub``) per lane of ``lane`` bits (see module doc)."""
 
     def __init__(self, width: int = 32):
-        check_choice("width", width, (32, 64))
+        check_width(width)
         self.width = width
         super().__init__({
             "a": In(8 * width),

@@ -41,7 +41,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.common import check_choice
+from tilecosim.hdl.common import check_choice, check_width
 from tilecosim.hdl.tiles.types import QUEUE_DEPTH, LookupStatus, TileMeta
 from tilecosim.hdl.tload.types import MAX_OUTPUTS
 
@@ -64,7 +64,7 @@ class TileRegisterFile(wiring.Component):
     """
 
     def __init__(self, width: int = 32, slot_bytes: int = 4096):
-        check_choice("width", width, (32, 64))
+        check_width(width)
         check_choice("slot_bytes", slot_bytes, SLOT_SIZES)
         self.width = width
         self.slot_bytes = slot_bytes

@@ -47,7 +47,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from tilecosim.hdl.common import Completion, FaultCode, check_choice
+from tilecosim.hdl.common import Completion, FaultCode, check_choice, check_width
 from tilecosim.hdl.tiles.elementwise import ElementwiseALU, lane_width_of
 from tilecosim.hdl.tiles.records import RecordAssembler
 from tilecosim.hdl.tiles.regfile import NQUEUES, SLOT_SIZES, TileRegisterFile
@@ -85,7 +85,7 @@ class TileSystem(wiring.Component):
     def __init__(self, width: int = 32, profile: str = "finite",
                  lcfr: tuple[int, int] = (256, 4096), depth: int = 16,
                  arith: str = "integer"):
-        check_choice("width", width, (32, 64))
+        check_width(width)
         check_config(profile, lcfr)
         check_choice("lcfr max", lcfr[1], SLOT_SIZES)
         check_choice("arith", arith, ("integer",))

@@ -1,6 +1,7 @@
 """`tilecosim regress`: coverage-driven drawing, the run, the report and its failures."""
 
 import json
+import shlex
 
 import pytest
 
@@ -80,7 +81,33 @@ def test_a_mismatch_is_reported_with_a_command_that_reproduces_it(tmp_path, monk
     assert json.loads(r.stdout.splitlines()[-1])["match"] is True     # the real unit is fine
 
 
+@pytest.mark.parametrize("width", [64, 128])
+def test_regress_at_a_wider_beat(tmp_path, width, monkeypatch, capsys):
+    """--width: the same scenarios on the engine built at W; a TLOAD mismatch (planted in
+    the comparison) prints a reproduce command at that width, which replays it."""
+    import tilecosim.sim.benches.tload as st
+    real = st.compare
+
+    def broken(p, mem, res, *args, instr=0, **kw):
+        code, mism = real(p, mem, res, *args, instr=instr, **kw)
+        return code, (mism + ["planted"] if instr == 0 and code is None else mism)
+    monkeypatch.setattr(st, "compare", broken)
+    from tilecosim.cli import main
+    code = main(["regress", "--ops", "tload", "--width", str(width), "--count", "16",
+                 "--jobs", "1", "--out", str(tmp_path), "--json"])
+    obj = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert code == 1 and obj["width"] == width and obj["scenarios"] == 16
+    line = obj["failures"][0]["repro"]
+    assert f"--width {width} " in line + " "
+    monkeypatch.undo()
+    r = run(*shlex.split(line)[1:], "--json")
+    got = json.loads(r.stdout.splitlines()[-1])
+    assert r.returncode == 0 and got["match"] is True
+
+
 @pytest.mark.parametrize("args,needle", [
+    (["--width", "64"], "--width 64: load-data-with-transpose runs at W = 32 only"),
+    (["--width", "48"], "--width: invalid choice: 48"),
     (["--ops", "tload,bogus"], "--ops: 'tload,bogus': a comma-separated list of"),
     (["--count", "0"], "--count '0' must be in 1..100000"),
     (["--jobs", "x"], "--jobs 'x' is not an integer"),

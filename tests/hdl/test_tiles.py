@@ -86,12 +86,13 @@ def test_each_fault_of_the_register_file(check):
         assert res.faults == [0] * (line - 1) + [code]
 
 
-def test_the_system_at_w64():
-    """W = 64: the seed's example, every fault program and random programs of every layout
-    and lane, on 64-byte SRAM words and ports."""
+@pytest.mark.parametrize("width", [64, 128])
+def test_the_system_at_a_wider_beat(width):
+    """W = 64 and 128: the seed's example, every fault program and random programs of every
+    layout and lane, on W-byte SRAM words and ports."""
     texts = [SEED_EXAMPLE] + [t for t, _ in FAULT_PROGRAMS.values()]
     runs = run_checked(texts + drawn_programs(("program.layout:ND2ZN", "program.lane:b64",
-                                               "program.queue:full")), width=64)
+                                               "program.queue:full")), width=width)
     assert [res.faults[-1] for _, res in runs[1:len(texts)]] == \
         [code for _, (_, code, _) in FAULT_PROGRAMS.values()]
 

@@ -22,9 +22,11 @@ def test_the_registry_holds_the_operations_once_each():
 
 def test_tops_are_the_verilog_listing():
     assert [t.name for t in ops.tops()] == ["tload_engine", "tload_engine_w64",
+                                            "tload_engine_w128",
                                             "square_transpose", "l1l0_engine",
                                             "load_align_unit", "store_align_unit",
-                                            "tile_system"]
+                                            "tile_system", "tile_system_w64",
+                                            "tile_system_w128"]
 
 
 def test_coverage_counts_are_those_of_the_report():

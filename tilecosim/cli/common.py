@@ -111,7 +111,7 @@ def lcfr_arg(text):
 def add_hdl_options(p, tload: bool = True, transpose: bool = True):
     g = p.add_argument_group("HDL backends")
     if tload:
-        g.add_argument("--width", type=any_int("--width"), choices=(32, 64), default=32,
+        g.add_argument("--width", type=any_int("--width"), choices=(32, 64, 128), default=32,
                        help="beat width W in bytes (default 32)")
         g.add_argument("--latency", type=int_arg("--latency", 1, MAX_LATENCY), default=2,
                        metavar="CYCLES",

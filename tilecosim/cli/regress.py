@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import BACKENDS, FMT, UsageError, int_arg, make_dir, seed_arg
+from .common import BACKENDS, FMT, UsageError, any_int, int_arg, make_dir, seed_arg
 
 REGRESS_HELP = """\
 Constrained-random regression of the HDL engines against the golden model, driven by
@@ -79,6 +79,10 @@ def add_parsers(sub) -> dict:
                    help="operations, of " + ",".join(OPS) + " (default "
                         + ",".join(default) + (": " + ", ".join(others) + " only when named"
                                                if others else "") + ")")
+    p.add_argument("--width", type=any_int("--width"), choices=(32, 64, 128), default=32,
+                   help="beat width W in bytes of the engines built at a width: TLOAD and the "
+                        "tile system at 32, 64 or 128 (default 32); LoadAlign has a vector "
+                        "length instead and runs the same at every W")
     p.add_argument("--count", type=int_arg("--count", 1, 100000), default=200, metavar="N",
                    help="scenarios per operation (default 200, enough to hit every bin)")
     p.add_argument("--seed", type=seed_arg("--seed"), default=1, metavar="S",
@@ -119,6 +123,12 @@ def cmd_regress(args) -> int:
         from tilecosim.sim.runner import missing
         if missing(args.backend):
             raise UsageError(f"--backend {args.backend}: {missing(args.backend)}")
+    from tilecosim import ops
+    for op in args.ops:
+        try:
+            ops.get(op).at_width(args.width)
+        except ValueError as e:
+            raise UsageError(f"{e}: choose the operations with --ops") from None
     if args.coverage_waivers is not None and not args.coverage:
         raise UsageError("--coverage-waivers: only with --coverage")
     if args.coverage:

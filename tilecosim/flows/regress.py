@@ -120,11 +120,12 @@ def _run_many(operation: Operation, batches, backend, image) -> list[RunOutcome]
         return [_run_many(operation, [b], backend, image)[0] for b in batches]
 
 
-def run_job(op, batches, backend, seed, files) -> list[BatchResult]:
-    """Run the batches ``(scenarios, bench seed, stall)`` of one operation (in one simulator
-    start where the operation has a batch harness); on a failure, run each scenario of a
-    failing batch alone (all in one more start) to find the culprits."""
-    operation = ops.get(op)
+def run_job(op, batches, backend, seed, files, width: int = 32) -> list[BatchResult]:
+    """Run the batches ``(scenarios, bench seed, stall)`` of one operation at beat width
+    ``width`` (in one simulator start where the operation has a batch harness); on a
+    failure, run each scenario of a failing batch alone (all in one more start) to find the
+    culprits."""
+    operation = ops.get(op).at_width(width)
     image = operation.image(seed)
     got = _run_many(operation, [([s.item for s in scs], bseed, stall)
                                 for scs, bseed, stall in batches], backend, image)
@@ -269,8 +270,8 @@ def local_results(work, jobs: int, build_cache: str | None = None):
 JOB_SCENARIOS = 4096
 
 
-def plan_jobs(names, drawn, backend, seed, files, processes: int = 1) -> list:
-    """The jobs ``(op, batches, backend, seed, files)``: batches of ``op.batch`` scenarios (or
+def plan_jobs(names, drawn, backend, seed, files, processes: int = 1, width: int = 32) -> list:
+    """The jobs ``(op, batches, backend, seed, files, width)``: batches of ``op.batch`` scenarios (or
     ``op.harness_batch`` on a harness), never mixing batch keys, every other one with
     back-pressure; a job is one batch, or on a harness up to :data:`JOB_SCENARIOS`
     scenarios of batches, and no more than an even share of the ``processes``."""
@@ -297,10 +298,10 @@ def plan_jobs(names, drawn, backend, seed, files, processes: int = 1) -> list:
                 continue
             batches.append((batch, seed * 1000 + b, 0.2 * (b % 2)))
         if not harness:
-            jobs += [(op, [b], backend, seed, files) for b in batches]
+            jobs += [(op, [b], backend, seed, files, width) for b in batches]
             continue
         per_job = max(1, min(JOB_SCENARIOS // size, -(-len(batches) // processes)))
-        jobs += [(op, batches[k:k + per_job], backend, seed, files)
+        jobs += [(op, batches[k:k + per_job], backend, seed, files, width)
                  for k in range(0, len(batches), per_job)]
     return jobs
 
@@ -322,8 +323,10 @@ class RegressRun:
 
 
 def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: Path,
-                progress=None, cluster=None, build_cache: str | None = None) -> RegressRun:
-    """Draw and run, in this process (``jobs`` 1), ``jobs`` processes, or on ``cluster``
+                progress=None, cluster=None, build_cache: str | None = None,
+                width: int = 32) -> RegressRun:
+    """Draw and run at beat width ``width`` (the same scenarios at every width), in this
+    process (``jobs`` 1), ``jobs`` processes, or on ``cluster``
     (a :class:`tilecosim.flows.cluster.Cluster`).  Results are taken as they finish;
     Ctrl-C (KeyboardInterrupt) or a job that cannot run anywhere stops the run, and what
     was checked until then is returned with ``stopped`` saying why."""
@@ -331,7 +334,7 @@ def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: 
     os.environ.setdefault("TILECOSIM_WAVES_DIR", str(Path(out_dir).resolve()))   # hang waveforms
     drawn = {op: draw_scenarios(op, count, seed) for op in names}
     work = plan_jobs(names, drawn, backend, seed, files,
-                     cluster.processes() if cluster else jobs)
+                     cluster.processes() if cluster else jobs, width)
     total = sum(len(scs) for w in work for scs, _, _ in w[1])
     outcomes, perf, workers, log, done, bad = [], {op: [0, 0] for op in names}, {}, [], 0, 0
     stopped = None
@@ -406,6 +409,7 @@ def main_args(args) -> int:
     import signal
     import sys
     out_dir = Path(args.out)
+    width = getattr(args, "width", 32)
     bar = None
     caught = []
 
@@ -432,7 +436,7 @@ def main_args(args) -> int:
             from .cluster import connect
             cluster = connect(args.scheduler, args.cluster)
         run = run_regress(args.backend, args.ops, args.count, args.seed, args.jobs, out_dir,
-                          progress, cluster, getattr(args, "build_cache", None))
+                          progress, cluster, getattr(args, "build_cache", None), width)
     except KeyboardInterrupt:                    # while connecting
         return 128 + (caught[0] if caught else signal.SIGINT)
     finally:
@@ -455,7 +459,7 @@ def main_args(args) -> int:
         ratio = f"{r['cycles'] / r['ideal_cycles']:.2f}" if r["ideal_cycles"] else "-"
         print(f"{r['op']:26} {r['scenarios']:>9} {r['mismatches']:>10} {r['faults_checked']:>7} "
               f"{ratio:>12} {r['covered']:>4}/{r['bins']:<4}")
-    print(f"backend {args.backend}, seed {args.seed}, {checked} "
+    print(f"backend {args.backend}, W = {width}, seed {args.seed}, {checked} "
           f"scenarios in {run.seconds:.0f} s ({_executor(args)}); cycles/ideal over the batches "
           f"without back-pressure; faults = faulting scenarios whose fault code was checked")
     if uncovered:
@@ -483,7 +487,7 @@ def main_args(args) -> int:
         shutil.rmtree(raw, ignore_errors=True)   # merged into coverage/coverage.dat
         print("\n".join(codecov.table(code)))
     if args.json:
-        print(json.dumps({"backend": args.backend, "seed": args.seed,
+        print(json.dumps({"backend": args.backend, "width": width, "seed": args.seed,
                           "scenarios": checked,
                           "mismatches": len(fails),
                           "faults_checked": sum(r["faults_checked"] for r in rows),

@@ -68,6 +68,24 @@ class Operation:
     #: the memory image file that reproduce commands read (None: the command regenerates it
     #: from the seed)
     image_file: str | None = None
+    #: the beat widths W its engine is built at (``regress --width``); None: the operation
+    #: has no beat width (LoadAlign's is its VL), and runs the same at every W
+    widths: tuple[int, ...] | None = None
+    #: the beat width this instance simulates (see :meth:`at_width`)
+    width: int = 32
+
+    def at_width(self, width: int) -> "Operation":
+        """The operation simulated at beat width ``width`` (ValueError naming it when the
+        operation's engine is not built at that width)."""
+        if self.widths is None or width == self.width:
+            return self
+        if width not in self.widths:
+            raise ValueError(f"--width {width}: {self.name} runs at W = "
+                             f"{', '.join(map(str, self.widths))} only")
+        import copy
+        other = copy.copy(self)
+        other.width = width
+        return other
 
     # --- regress ------------------------------------------------------------------------
     def bins(self) -> list[str]:

@@ -104,6 +104,7 @@ class LoadDataWithTranspose(Operation):
     tops = (Top("l1l0_engine", _engine, "L1 -> L0 engine (LoadDataWithTranspose)"),)
     tests = ("tests/hdl/test_l1l0.py",)
     regress = True
+    widths = (32,)                  # its L1 and L0 ports are 32 bytes wide
     batch = {"amaranth": 10, "verilog": 24}
     harness_batch = 64
     image_file = "l1-seed{seed}.bin"

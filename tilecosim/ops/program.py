@@ -109,11 +109,11 @@ def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | N
     return None, sorted(bins)
 
 
-def _config(backend: str, seed: int, stall: float):
+def _config(backend: str, seed: int, stall: float, width: int = 32):
     from tilecosim.sim.benches.program import ProgramConfig
     ok = 1 - stall
     return ProgramConfig(seed=seed, p_req_ready=ok, p_resp_valid=ok, p_record_valid=ok,
-                         backend=backend, lcfr=(256, LCFR_MAX))
+                         backend=backend, lcfr=(256, LCFR_MAX), width=width)
 
 
 def _system(width: int):
@@ -126,9 +126,12 @@ def _system(width: int):
 class Program(Operation):
     name = "program"
     seed_name = "tile system"
-    tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TADD/TSUB, W = 32"),)
+    tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TADD/TSUB, W = 32"),
+            Top("tile_system_w64", _system(64), "tile system, W = 64"),
+            Top("tile_system_w128", _system(128), "tile system, W = 128"))
     tests = ("tests/hdl/test_tiles.py",)
     regress = True
+    widths = (32, 64, 128)
     regress_default = False         # whole programs are slow: regress --ops program
     batch = {"amaranth": 4, "verilog": 16}
 
@@ -176,7 +179,7 @@ class Program(Operation):
     def run(self, items, backend, image, seed, stall) -> Outcome:
         from tilecosim.model.asm import parse_program
         from tilecosim.sim.benches.program import golden_steps, run_programs
-        cfg = _config(backend, seed, stall)
+        cfg = _config(backend, seed, stall, self.width)
         programs = [golden_steps(parse_program(it.text), dict(it.regs), image, cfg.profile,
                                  cfg.lcfr) for it in items]
         got = run_programs(programs, image, cfg)
@@ -197,7 +200,7 @@ class Program(Operation):
         tail = f" --stall {stall:g}" if stall else ""
         return (f"printf '%s\\n' {lines} | tilecosim run - {regs} --mem-seed {mem_seed} "
                 f"--mem-size {MEM_SIZE} --lcfr 256:{LCFR_MAX} --backend {backend} "
-                f"--seed {seed}{tail}")
+                f"--seed {seed}{tail}" + (f" --width {self.width}" if self.width != 32 else ""))
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:
         """The seed's example in integer types, a TLOAD of every layout with two outputs,

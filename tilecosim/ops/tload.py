@@ -81,11 +81,11 @@ def tload_bins(p: TLoadParams, fault: Fault | None, pl=None) -> list[str]:
             f"tload.source:{lay}/{'dense' if p.stride is None else 'strided'}"]
 
 
-def _bench_config(backend: str, seed: int, stall: float):
+def _bench_config(backend: str, seed: int, stall: float, width: int = 32):
     from tilecosim.sim.benches.tload import SimConfig
     ok = 1 - stall
     return SimConfig(seed=seed, p_req_ready=ok, p_resp_valid=ok, p_write_ready=ok,
-                     p_instr_valid=ok, backend=backend)
+                     p_instr_valid=ok, backend=backend, width=width)
 
 
 def _engine(width: int):
@@ -105,11 +105,13 @@ class TLoad(Operation):
     seed_name = "TLOAD"
     tops = (Top("tload_engine", _engine(32), "TLOAD engine, W = 32"),
             Top("tload_engine_w64", _engine(64), "TLOAD engine, W = 64"),
+            Top("tload_engine_w128", _engine(128), "TLOAD engine, W = 128"),
             Top("square_transpose", _transpose, "transpose unit"))
     tests = ("tests/hdl/test_tload.py",)
     regress = True
     batch = {"amaranth": 8, "verilog": 24}
     harness_batch = 64
+    widths = (32, 64, 128)
 
     def bins(self) -> list[str]:
         out = []
@@ -163,13 +165,13 @@ class TLoad(Operation):
     def run(self, items, backend, image, seed, stall) -> Outcome:
         from tilecosim.sim.benches.tload import simulate_tload
         return self._outcome(items, image,
-                             simulate_tload(items, image, _bench_config(backend, seed, stall)))
+                             simulate_tload(items, image, _bench_config(backend, seed, stall, self.width)))
 
     def run_many(self, batches, backend, image) -> list[Outcome]:
         if backend == "amaranth":
             return super().run_many(batches, backend, image)
         from tilecosim.sim.batch_tload import run_tload_batches
-        got = run_tload_batches([(items, _bench_config(backend, seed, stall))
+        got = run_tload_batches([(items, _bench_config(backend, seed, stall, self.width))
                                  for items, seed, stall in batches], image, backend,
                                 **self.harness_args())
         return [self._outcome(items, image, res) for (items, _, _), res in zip(batches, got)]
@@ -188,7 +190,7 @@ class TLoad(Operation):
         for i, p in enumerate(items):
             code, mism = compare(p, image, res, instr=i)
             if code is None:
-                ideal += len(p.outputs) * p.outputs[0][1] // 32
+                ideal += len(p.outputs) * p.outputs[0][1] // self.width
             got = res.faults[i] if i < len(res.faults) else None
             if got != (code or 0):
                 problems[i] = f"fault code {got} from the engine, {code or 0} from the model"
@@ -200,7 +202,7 @@ class TLoad(Operation):
 
     def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
         from tilecosim.sim.benches.tload import repro_command
-        return repro_command(item, _bench_config(backend, seed, stall), mem_seed, MEM_SIZE)
+        return repro_command(item, _bench_config(backend, seed, stall, self.width), mem_seed, MEM_SIZE)
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:
         from tilecosim.model.tload import TLoadLayout as L
