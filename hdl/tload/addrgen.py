@@ -190,9 +190,19 @@ class FractalAddressGenerator(wiring.Component):
                              minor.eq(minor_off + (ig << (cur.log2_lines + lanes))),
                              nel.eq(1 << (cur.log2_lines + lanes)), r["step"].eq(cur.log2_lines),
                              line.eq((fj << cur.log2_rows) + (ig << (cur.log2_lines + lanes)))]
+        flat_esh = Signal(3)                   # flat: log2 elements of a W-byte run
+        m.d.comb += flat_esh.eq(log2_w - log2_esize)
+        with m.If(cur.flat):
+            # a flat tile (see the decoder): run q is bytes q*W .. q*W+W-1 of the tile and of
+            # the source; its valid bytes are those before flat_bytes
+            m.d.comb += [kind.eq(KIND_DIRECT), major.eq(0), major0.eq(0),
+                         minor.eq(q << flat_esh), nel.eq(1 << flat_esh),
+                         line.eq(q << self.log2_p), line_off.eq(0), line_end.eq(1)]
         span = _clamp(m, cur.valid_minor - minor, nel, "valid_elems")
         r["span"] = span
-        r["velems"] = Mux(major < cur.valid_major, span, 0)
+        flat_valid = _clamp(m, cur.flat_bytes - (q << log2_w), self.width, "flat_valid")
+        r["velems"] = Mux(cur.flat, flat_valid >> log2_esize,
+                          Mux(major < cur.valid_major, span, 0))
         r["av"] = _clamp(m, cur.valid_major - major0, LINE_BYTES >> log2_esize, "valid_runs")
         return r
 
@@ -204,7 +214,7 @@ class FractalAddressGenerator(wiring.Component):
         last = {"kind": Signal(2, name="last_kind"), "log2_esize": Signal(2, name="last_log2_esize"),
                 "valid": Signal(name="have_last")}
         d = self.i.payload
-        d_kind = self.kind_of(d.layout)
+        d_kind = Mux(d.flat, KIND_DIRECT, self.kind_of(d.layout))
         last["d_kind"] = d_kind
         same_kind = (d_kind == last["kind"]) & (d.log2_esize == last["log2_esize"])
         compatible = ~last["valid"] | same_kind | self.idle

@@ -53,6 +53,8 @@ Decoded = data.StructLayout({
     "base": 64,
     "stride": 64,
     "fault": FaultCode,
+    "flat": 1,               # the tile is one contiguous run of the source (see _flat)
+    "flat_bytes": 19,        # flat: the valid bytes at its start
 })
 
 
@@ -108,6 +110,11 @@ class TLoadDecoder(wiring.Component):
                                 (out_of_bounds, FaultCode.OutOfBounds)], name="fault")
 
         log2_runs, log2_lines, log2_lanes = self._runs_per_tile(m, ins, log2_esize, geo)
+        flat, flat_bytes = self._flat(m, ins, log2_esize, geo, stride, valid_major, valid_minor)
+        log2_w = self.width.bit_length() - 1
+        with m.If(flat):                 # W-byte runs
+            m.d.comb += [log2_runs.eq(geo["log2_size"] - log2_w), log2_lines.eq(log2_w),
+                         log2_lanes.eq(0)]
         decoded = Signal(Decoded)
         limit = 1 << 22
         m.d.comb += [
@@ -119,6 +126,7 @@ class TLoadDecoder(wiring.Component):
             decoded.valid_major.eq(Mux(valid_major > limit, limit, valid_major)),
             decoded.valid_minor.eq(Mux(valid_minor > limit, limit, valid_minor)),
             decoded.base.eq(ins.base), decoded.stride.eq(stride), decoded.fault.eq(fault),
+            decoded.flat.eq(flat), decoded.flat_bytes.eq(flat_bytes),
         ]
         self._output(m, decoded)
         return m
@@ -196,6 +204,22 @@ class TLoadDecoder(wiring.Component):
         out_of_bounds = (vr != 0) & (vc != 0) & (last >= self.mem_size)
         return valid_major, valid_minor, stride, out_of_bounds
 
+    def _flat(self, m, ins, log2_esize, geo, stride, valid_major, valid_minor):
+        """A *flat* tile: one output whose rows (NORM, ND2NZ) or columns (DN2ZN) are narrower
+        than W and lie back to back in the source (the stride is their length), all of
+        each valid; NORM, and ND2NZ/DN2ZN of one fractal column/row (32 bytes), store it
+        in source order, so it moves as W-byte runs of the source, several rows a beat."""
+        dn = TLoadLayout.where(ins.layout, "source_dn")
+        log2_minor = Mux(dn, geo["log2_rows"], geo["log2_cols"])
+        log2_minor_bytes = log2_minor + log2_esize
+        in_order = ((ins.layout == TLoadLayout.NORM)
+                    | (((ins.layout == TLoadLayout.ND2NZ) | (ins.layout == TLoadLayout.DN2ZN))
+                       & (log2_minor_bytes == LOG2_LINE)))
+        flat = ((ins.n == 1) & in_order & (log2_minor_bytes < self.width.bit_length() - 1)
+                & (stride == (1 << log2_minor_bytes)) & (valid_minor == (1 << log2_minor)))
+        flat_bytes = Mux(valid_major > (1 << MAX_LOG_SIZE), 0, valid_major << log2_minor_bytes)
+        return flat, flat_bytes
+
     def _runs_per_tile(self, m, ins, log2_esize, geo):
         """(log2 runs per output tile, log2 lines per transpose group or bytes per NORM run,
         log2 lanes per run).  A run reads at most W bytes: a NORM row or W bytes of it; at
@@ -206,7 +230,8 @@ class TLoadDecoder(wiring.Component):
         log2_w = self.width.bit_length() - 1
         log2_p = log2_w - LOG2_LINE                   # log2 lanes of a beat
         log2_row_bytes = log2_cols + log2_esize
-        log2_run = Mux(log2_row_bytes < log2_w, log2_row_bytes, log2_w)    # NORM
+        log2_run = Signal(5)                           # NORM; flat tiles: W bytes
+        m.d.comb += log2_run.eq(Mux(log2_row_bytes < log2_w, log2_row_bytes, log2_w))
         log2_runs = Signal(5)
         log2_lines = Signal(3)
         log2_lanes = Signal(2)
