@@ -45,7 +45,7 @@ from tilecosim.hdl.common import (LINE_BYTES, Completion, FaultCode, check_at_le
 from tilecosim.hdl.completion import CompletionQueue
 from tilecosim.hdl.tload.addrgen import (KIND_CHUNK, KIND_DIRECT, KIND_TRANSPOSE,
                                          FractalAddressGenerator, Run)
-from tilecosim.hdl.tload.decode import TLoadDecoder, check_config
+from tilecosim.hdl.tload.decode import LOG2_LINE, TLoadDecoder, check_config
 from tilecosim.hdl.tload.padmerge import PadMerge
 from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
 from tilecosim.hdl.transpose import ChunkTranspose, NaiveTranspose, SquareTranspose
@@ -145,8 +145,7 @@ class TLoadEngine(wiring.Component):
         if P == 1:
             self._into_padmerge(m, line, lanes[0], groups.r_stream, pm)
         else:
-            self._lanes_into_chunks(m, line, lanes, groups.r_stream, chunk, cmeta.w_stream)
-            self._chunks_into_padmerge(m, line, chunk, cmeta.r_stream, pm)
+            self._wide_into_padmerge(m, line, lanes, groups.r_stream, chunk, cmeta.r_stream, pm)
         self._write(m, pm, cq)
         return m
 
@@ -217,11 +216,13 @@ class TLoadEngine(wiring.Component):
                         consume.eq(chunk.i.ready & (~head.group_end | cgroups.ready)),
                     ]
         m.d.comb += [runs.ready.eq(consume), self.resp.ready.eq(consume & head_reads)]
+        rows = self._lane_rows(m, rdata, head.log2_esize)
         for k, lane in enumerate(lanes):
             m.d.comb += [
-                lane.i.payload.data.eq(rdata.word_select(k, 8 * LINE_BYTES)),
+                lane.i.payload.data.eq(rows[k]),
                 lane.i.payload.log2_ebits.eq(head.log2_esize + 3),
-                lane.i.payload.lines.eq(1 << head.log2_lines),
+                # each lane emits its share of the group's lines (W > 32: a P-th)
+                lane.i.payload.lines.eq(((1 << head.log2_lines) << head.log2_lanes) >> (P.bit_length() - 1)),
             ]
         line_data = acc_data | placed
         line_valid = acc_valid | placed_valid
@@ -253,52 +254,60 @@ class TLoadEngine(wiring.Component):
             ]
         return {"out": line_out, "data": line_data, "valid": line_valid, "head": head}
 
-    def _lanes_into_chunks(self, m, line, lanes, groups, chunk, cgroups):
-        """W > 32: the P transpose lanes give column t of P squares side by side; P columns
-        t0..t0+P-1 in a row of the chunk transposer make beats of P lines of one square
-        (its square's place to ``cgroups`` with the row of column t0+P-1).  Each lane's
-        columns past the group's valid extent, and its elements past the valid rows, are
-        invalid bytes."""
+    def _lane_rows(self, m, rdata, log2_esize):
+        """The rows of the P transpose lanes for a run of U <= P squares side by side (32
+        bytes of each): lane p takes columns p, p+P, p+2P, .. of every square, square q's
+        in elements q*S/P .. (q+1)*S/P - 1 of its row (S = 32/esize).  Column c of lane p is
+        then column p + P*(c mod S/P) of square c // (S/P): the P lanes' column c is P
+        consecutive lines of one square, one W-byte beat, in the order of the tile.  At
+        W = 32 the one lane takes the run as it is."""
         P = self.width // LINE_BYTES
-        g = GroupMeta(groups.payload)
-        lane0 = lanes[0]
-        t = lane0.o.payload.index
-        valid_bytes = Signal(7)
-        m.d.comb += valid_bytes.eq(g.valid_elems << g.log2_esize)
-        av = _byte_mask(m, valid_bytes, "av_mask")
-        masks = [Mux(((k << g.log2_lines) + t) < g.valid_lines, av, 0) for k in range(P)]
-        row_end = (t & (P - 1)) == P - 1
-        take = Signal()
-        with m.If(lane0.o.valid):
-            m.d.comb += [
-                chunk.i.valid.eq(groups.valid & (~row_end | cgroups.ready)),
-                chunk.i.payload.data.eq(Cat(lane.o.payload.data for lane in lanes)),
-                chunk.i.payload.valid.eq(Cat(masks)),
-                chunk.i.payload.lines.eq(1 << g.log2_lanes),
-            ]
-        m.d.comb += [
-            take.eq(lane0.o.valid & chunk.i.valid & chunk.i.ready),
-            groups.ready.eq(take & lane0.o.payload.last),
-        ]
-        m.d.comb += [lane.o.ready.eq(chunk.i.ready & groups.valid & (~row_end | cgroups.ready))
-                     for lane in lanes]
-        square = Signal(ChunkMeta)
-        m.d.comb += [
-            square.tile.eq(g.tile), square.line.eq(g.line + (t & ~(P - 1))),
-            square.log2_step.eq(g.log2_lines), square.log2_esize.eq(g.log2_esize),
-            square.pattern.eq(g.pattern), square.null.eq(g.null),
-            square.instr_last.eq(g.instr_last & lane0.o.payload.last),
-        ]
-        with m.If(lane0.o.valid):
-            m.d.comb += [cgroups.payload.eq(square), cgroups.valid.eq(take & row_end)]
+        if P == 1:
+            return [rdata]
+        rows = [Signal(8 * LINE_BYTES, name=f"lane{p}_row") for p in range(P)]
+        with m.Switch(log2_esize):
+            for lg in range(4):
+                e = 8 << lg                              # element bits
+                side = LINE_BYTES >> lg                  # S
+                per = side // P                          # columns of a square in a lane
+                with m.Case(lg):
+                    for p in range(P):
+                        m.d.comb += rows[p].eq(Cat(
+                            rdata.word_select(q * side + p + P * k, e)
+                            for q in range(P) for k in range(per)))
+        return rows
 
-    def _chunks_into_padmerge(self, m, line, chunk, cgroups, pm):
-        """W > 32: a direct beat, or else a beat of the chunk transposer: column c of its
-        square lands at the square's line + c << log2_step."""
-        cm = ChunkMeta(cgroups.payload)
-        p = pm.i.payload
+    def _wide_into_padmerge(self, m, line, lanes, groups, chunk, cgroups, pm):
+        """W > 32: a direct beat; else the P transpose lanes' column c (lines of one square,
+        see :meth:`_lane_rows`), its bytes past the group's valid columns and rows invalid;
+        else a beat of the chunk transposer, whose column c of a square lands at the square's
+        line + c << log2_step.  The three never hold data at once: the address generator
+        drains the pipeline between run kinds."""
+        P = self.width // LINE_BYTES
+        log2_p = P.bit_length() - 1
+        g, cm, p = GroupMeta(groups.payload), ChunkMeta(cgroups.payload), pm.i.payload
+        lane0 = lanes[0]
         with m.If(line["out"]):
             self._direct_into_padmerge(m, line, pm)
+        with m.Elif(lane0.o.valid):
+            c = lane0.o.payload.index
+            lsp = Signal(3)                               # log2 columns of a square per lane
+            m.d.comb += lsp.eq(LOG2_LINE - g.log2_esize - log2_p)
+            q = c >> lsp
+            k = c & ((1 << lsp) - 1)
+            first = (q << g.log2_lines) + (k << log2_p)   # the beat's first line in the group
+            valid_bytes = Signal(7)
+            m.d.comb += valid_bytes.eq(g.valid_elems << g.log2_esize)
+            av = _byte_mask(m, valid_bytes, "av_mask")
+            m.d.comb += [
+                pm.i.valid.eq(groups.valid),
+                p.data.eq(Cat(lane.o.payload.data for lane in lanes)),
+                p.valid.eq(Cat(Mux(first + j < g.valid_lines, av, 0) for j in range(P))),
+                p.log2_esize.eq(g.log2_esize), p.pattern.eq(g.pattern), p.null.eq(g.null),
+                p.meta.eq(Cat(g.tile, (g.line + first)[:13], g.instr_last & lane0.o.payload.last)),
+                groups.ready.eq(pm.i.ready & lane0.o.payload.last),
+            ]
+            m.d.comb += [lane.o.ready.eq(pm.i.ready & groups.valid) for lane in lanes]
         with m.Else():
             c = chunk.o.payload.index
             m.d.comb += [

@@ -112,8 +112,8 @@ MUTANTS = [
            "p.meta.eq(Cat(cm.tile, (cm.line + c)[:13],",
            "W > 32: the chunk transposer's columns written to consecutive lines", TLOAD_TESTS),
     Mutant("lane-valid", "tload/engine.py",
-           "masks = [Mux(((k << g.log2_lines) + t) < g.valid_lines, av, 0) for k in range(P)]",
-           "masks = [Mux(t < g.valid_lines, av, 0) for k in range(P)]",
+           "p.valid.eq(Cat(Mux(first + j < g.valid_lines, av, 0) for j in range(P))),",
+           "p.valid.eq(Cat(Mux(first < g.valid_lines, av, 0) for j in range(P))),",
            "W > 32: every transpose lane takes lane 0's valid columns", TLOAD_TESTS),
     # --- transpose unit ------------------------------------------------------------------------
     Mutant("nibble-order", "transpose.py", "m.d.comb += out.eq(Cat(self.rows[b].word_select(t, e)",

@@ -36,13 +36,25 @@ from tilecosim.progress import Progress
 __all__ = ["PARTS", "run_bench_all", "markdown"]
 
 SIZES = (2048, 8192, 65536)
+WIDTHS = (32, 64, 128)
 REPEATS = (4, 16, 64)
 
 
-def _tload_case(layout_name, esize, size):
+def _tload_case(layout_name, esize, size, width=32):
     from tilecosim.model.tload import TLoadLayout
     from tilecosim.perf.tload import bench_case
-    return bench_case(TLoadLayout[layout_name], esize, size)
+    return bench_case(TLoadLayout[layout_name], esize, size, width)
+
+
+def _tload_stream(layout_name, esize, width):
+    from tilecosim.model.tload import TLoadLayout
+    from tilecosim.perf.tload import stream_case
+    return stream_case(TLoadLayout[layout_name], esize, width)
+
+
+def _tload_narrow(name, width):
+    from tilecosim.perf.tload import narrow_case
+    return narrow_case(name, width)
 
 
 def _l1l0_case(dt, r):
@@ -109,8 +121,12 @@ def _area(top):
     from tilecosim.hdl.align.store import StoreAlignUnit
     from tilecosim.hdl.tload.engine import TLoadEngine
     from tilecosim.hdl.transpose import SquareTranspose
+    from tilecosim.hdl.transpose import ChunkTranspose
     make = {"tload_engine (W = 32)": lambda: TLoadEngine(width=32),
             "tload_engine (W = 64)": lambda: TLoadEngine(width=64),
+            "tload_engine (W = 128)": lambda: TLoadEngine(width=128),
+            "chunk_transpose (W = 64, in the W = 64 TLOAD engine)": lambda: ChunkTranspose(64),
+            "chunk_transpose (W = 128, in the W = 128 TLOAD engine)": lambda: ChunkTranspose(128),
             "square_transpose (b8..b64, in both TLOAD engines)": SquareTranspose,
             "square_transpose (b4..b64, in the L1->L0 engine)": lambda: SquareTranspose(max_rows=64),
             "l1l0_engine": L1L0Engine, "load_align_unit (VL = 256)": LoadAlignUnit,
@@ -119,7 +135,9 @@ def _area(top):
     return {"top": top, "cells": a["cells"], "flip_flops": a["flip_flops"]}
 
 
-AREA_TOPS = ["tload_engine (W = 32)", "tload_engine (W = 64)",
+AREA_TOPS = ["tload_engine (W = 32)", "tload_engine (W = 64)", "tload_engine (W = 128)",
+             "chunk_transpose (W = 64, in the W = 64 TLOAD engine)",
+             "chunk_transpose (W = 128, in the W = 128 TLOAD engine)",
              "square_transpose (b8..b64, in both TLOAD engines)",
              "square_transpose (b4..b64, in the L1->L0 engine)", "l1l0_engine",
              "load_align_unit (VL = 256)", "store_align_unit (VL = 256)"]
@@ -139,10 +157,14 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
     from tilecosim.sim.runner import BACKENDS, missing
     tasks = []
     if "tload" in parts:
-        for lay in TLoadLayout:
-            for e in (1, 2, 4, 8):
-                for s in SIZES:
-                    tasks.append(("tload", _tload_case, (lay.name, e, s)))
+        from tilecosim.perf.tload import NARROW
+        for w in WIDTHS:
+            for lay in TLoadLayout:
+                for e in (1, 2, 4, 8):
+                    for s in SIZES:
+                        tasks.append(("tload", _tload_case, (lay.name, e, s, w)))
+                    tasks.append(("tload_stream", _tload_stream, (lay.name, e, w)))
+            tasks += [("tload_narrow", _tload_narrow, (n, w)) for n in NARROW]
     if "l1l0" in parts:
         for dt in LDT_DTYPES:
             for r in REPEATS:
@@ -175,9 +197,10 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
         tasks += [("area", _area, (t,)) for t in AREA_TOPS]
     # the slow ones first, so the pool ends together
     order = {"area": 0, "tiles_area": 0, "regress": 1, "speed": 1, "golden": 2, "l1l0": 3,
-             "tiles_stream": 3, "tiles_tadd": 3, "tload": 4, "load_align": 5}
+             "tiles_stream": 3, "tiles_tadd": 3, "tload": 4, "tload_stream": 4,
+             "tload_narrow": 4, "load_align": 5}
     tasks.sort(key=lambda t: order[t[0]])
-    out = {"tload": [], "l1l0": [], "speed": [], "regress": [], "area": [], "load_align": None,
+    out = {"tload": [], "tload_stream": [], "tload_narrow": [], "l1l0": [], "speed": [], "regress": [], "area": [], "load_align": None,
            "golden": None, "tiles_stream": [], "tiles_tadd": None, "tiles_area": []}
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -204,17 +227,7 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
 def markdown(res: dict) -> str:
     """The results as Markdown tables."""
     L = []
-    if res["tload"]:
-        L += ["### TLOAD engine (W = 32): efficiency = ideal / cycles (first write, cycles "
-              "after accept)", "",
-              "| layout | element | " + " | ".join(f"{s // 1024} KB" for s in SIZES) + " |",
-              "|---|---|" + "---:|" * len(SIZES)]
-        cells = {(r["layout"], r["dtype"], r["size"]): r for r in res["tload"]}
-        for lay, dt in dict.fromkeys((r["layout"], r["dtype"]) for r in res["tload"]):
-            row = [f"{cells[(lay, dt, s)]['efficiency']:.3f} "
-                   f"({cells[(lay, dt, s)]['first_write']})" for s in SIZES]
-            L.append(f"| {lay} | {dt} | " + " | ".join(row) + " |")
-        L.append("")
+    L += _tload_markdown(res)
     if res["l1l0"]:
         L += ["### L1 -> L0 engine (LoadDataWithTranspose): efficiency (first write)", "",
               "| data type | " + " | ".join(f"repeat {r}" for r in REPEATS) + " |",
@@ -273,8 +286,51 @@ def markdown(res: dict) -> str:
               "| top | cells | flip-flops |", "|---|---:|---:|"]
         for a in res["area"]:
             L.append(f"| {a['top']} | {a['cells']:,} | {a['flip_flops']:,} |")
+        eng = {int(a["top"].split("W = ")[1].rstrip(")")): a for a in res["area"]
+               if a["top"].startswith("tload_engine (W = ")}
+        if eng:
+            L += ["", "TLOAD engine area per byte/cycle: " + "; ".join(
+                f"W = {w}: {a['cells'] / w:,.0f} cells and {a['flip_flops'] / w:,.0f} "
+                f"flip-flops per byte/cycle" for w, a in sorted(eng.items())) + "."]
     L += ["", f"Measured in {res['seconds']} s with {res['jobs']} processes."]
     return "\n".join(L) + "\n"
+
+
+#: the goals of the TLOAD engine at every W (issue 18)
+GOAL_64K, GOAL_STREAM, GOAL_FILL = 0.95, 0.95, 0.97
+
+
+def _tload_markdown(res) -> list[str]:
+    """Per W: efficiency at each size (first write; for a transposing layout also its
+    fraction of the fill bound), the stream of 16 x 2 KB, the narrow shapes."""
+    L = []
+    cells = {(r["layout"], r["dtype"], r["size"], r.get("width", 32)): r for r in res["tload"]}
+    streams = {(r["layout"], r["dtype"], r["width"]): r for r in res.get("tload_stream") or []}
+    for w in dict.fromkeys(r.get("width", 32) for r in res["tload"]):
+        L += [f"### TLOAD engine, W = {w}: efficiency = ideal / cycles (first write, cycles "
+              "after accept; transposing layouts: / fill bound), and a stream of 16 x 2 KB", "",
+              "| layout | element | " + " | ".join(f"{s // 1024} KB" for s in SIZES)
+              + " | stream (beats/cycle) |", "|---|---|" + "---:|" * (len(SIZES) + 1)]
+        for lay, dt in dict.fromkeys((r["layout"], r["dtype"]) for r in res["tload"]):
+            row = []
+            for s in SIZES:
+                c = cells.get((lay, dt, s, w))
+                if c is None:
+                    row.append("-")
+                    continue
+                text = f"{c['efficiency']:.3f} ({c['first_write']})"
+                if c.get("fill_bound"):
+                    text += f" / {c['efficiency'] / c['fill_bound']:.3f}"
+                row.append(text)
+            st = streams.get((lay, dt, w))
+            row.append(f"{st['beats_per_cycle']:.3f}" if st else "-")
+            L.append(f"| {lay} | {dt} | " + " | ".join(row) + " |")
+        L.append("")
+        narrow = [r for r in res.get("tload_narrow") or [] if r["width"] == w]
+        if narrow:
+            L += [f"Narrow dense tiles at W = {w} (8 KB): " + "; ".join(
+                f"{r['name']} {r['efficiency']:.3f}" for r in narrow) + ".", ""]
+    return L
 
 
 def _tiles_markdown(res) -> list[str]:

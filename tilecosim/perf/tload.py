@@ -20,13 +20,16 @@ from tilecosim.model.tload import TLoadLayout, TLoadParams
 
 from tilecosim.sim.benches.tload import SimConfig, run_and_compare
 
-__all__ = ["shape_for", "bench_case", "yosys", "area"]
+__all__ = ["shape_for", "fill_bound", "bench_case", "stream_case", "narrow_case", "NARROW",
+           "yosys", "area"]
 
 DTYPES = {1: "S8", 2: "FP16", 4: "FP32", 8: "S64"}
 
 
-def shape_for(layout: TLoadLayout, esize: int, size: int) -> tuple[int, int]:
-    """(rows, cols) of a square-ish tile of ``size`` bytes that the layout accepts."""
+def shape_for(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> tuple[int, int]:
+    """(rows, cols) of a square-ish tile of ``size`` bytes that the layout accepts, widened
+    where the layout allows until the source's contiguous extent (a row of an ND source, a
+    column of a DN source) is at least W bytes."""
     elems = size // esize
     cols = 1 << (int(math.log2(elems)) // 2)
     c0 = 32 // esize
@@ -41,11 +44,34 @@ def shape_for(layout: TLoadLayout, esize: int, size: int) -> tuple[int, int]:
         while rows < 16:
             cols //= 2
             rows = elems // cols
+
+    def legal(r, c):
+        if layout.dest.value == "NZ":
+            return r >= 16 and c >= c0
+        if layout.dest.value == "ZN":
+            return r >= c0 and c >= 16
+        return True
+    want = width // esize
+    while (cols if not layout.source_dn else rows) < want:
+        r, c = (rows // 2, cols * 2) if not layout.source_dn else (rows * 2, cols // 2)
+        if not (r and c and legal(r, c)):
+            break
+        rows, cols = r, c
     return rows, cols
 
 
+def fill_bound(layout: TLoadLayout, esize: int, size: int, width: int) -> float | None:
+    """A transposing layout's single-instruction bound beats / (beats + S) (D14): the S
+    source rows of the first square arrive, one a cycle, before its first beat can leave.
+    None for the other layouts."""
+    if not layout.transposing:
+        return None
+    beats = size // width
+    return beats / (beats + 32 // esize)
+
+
 def bench_case(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> dict:
-    rows, cols = shape_for(layout, esize, size)
+    rows, cols = shape_for(layout, esize, size, width)
     p = TLoadParams(layout=layout, dtype=DTYPES[esize], valid_col=cols, valid_row=rows, col=cols,
                     outputs=(("T", size),), pad="Zero")
     mem = seeded_memory(1, size + 64)
@@ -54,10 +80,57 @@ def bench_case(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> d
         raise RuntimeError(f"bench case {layout.name} b{8 * esize} {size} B failed: "
                            f"{problems or mism[:2] or code}")
     ideal = size // width
+    bound = fill_bound(layout, esize, size, width)
     return {"layout": layout.name, "dtype": f"b{8 * esize}", "size": size, "width": width,
             "rows": rows, "cols": cols, "cycles": res.cycles, "ideal": ideal,
             "efficiency": round(ideal / res.cycles, 4),
-            "first_write": res.first_write_cycle - res.accept_cycles[0]}
+            "first_write": res.first_write_cycle - res.accept_cycles[0],
+            "fill_bound": round(bound, 4) if bound else None}
+
+
+STREAM = 16          # TLOADs of a stream case
+STREAM_SIZE = 2048
+
+
+def stream_case(layout: TLoadLayout, esize: int, width: int = 32) -> dict:
+    """16 TLOADs of 2 KB back to back (each from its own 2 KB of memory): beats written per
+    cycle from the first accept to the last write."""
+    rows, cols = shape_for(layout, esize, STREAM_SIZE, width)
+    plist = [TLoadParams(layout=layout, dtype=DTYPES[esize], valid_col=cols, valid_row=rows,
+                         col=cols, outputs=(("T", STREAM_SIZE),), pad="Zero",
+                         base=k * STREAM_SIZE) for k in range(STREAM)]
+    mem = seeded_memory(2, STREAM * STREAM_SIZE + 64)
+    res, code, mism, problems = run_and_compare(plist, mem, SimConfig(width=width))
+    if code is not None or mism or problems:
+        raise RuntimeError(f"stream case {layout.name} b{8 * esize} failed: "
+                           f"{problems or mism[:2] or code}")
+    beats = STREAM * STREAM_SIZE // width
+    cycles = res.last_write_cycle - res.accept_cycles[0] + 1
+    return {"layout": layout.name, "dtype": f"b{8 * esize}", "width": width, "rows": rows,
+            "cols": cols, "beats": beats, "cycles": cycles,
+            "beats_per_cycle": round(beats / cycles, 4)}
+
+
+#: tiles whose rows (NORM, ND2NZ) or columns (DN2ZN) are narrower than W, in a dense source:
+#: name -> (layout, element bytes, Col, Row) of an 8 KB tile
+NARROW = {"NORM b8, 16-byte rows": (TLoadLayout.NORM, 1, 16, 512),
+          "NORM b16, 32-byte rows": (TLoadLayout.NORM, 2, 16, 256),
+          "NORM b32, 64-byte rows": (TLoadLayout.NORM, 4, 16, 128),
+          "ND2NZ b16, one fractal column": (TLoadLayout.ND2NZ, 2, 16, 256),
+          "DN2ZN b32, one fractal row": (TLoadLayout.DN2ZN, 4, 256, 8)}
+
+
+def narrow_case(name: str, width: int = 32) -> dict:
+    layout, esize, cols, rows = NARROW[name]
+    size = rows * cols * esize
+    p = TLoadParams(layout=layout, dtype=DTYPES[esize], valid_col=cols, valid_row=rows, col=cols,
+                    outputs=(("T", size),), pad="Zero")
+    mem = seeded_memory(3, size + 64)
+    res, code, mism, problems = run_and_compare(p, mem, SimConfig(width=width))
+    if code is not None or mism or problems:
+        raise RuntimeError(f"narrow case {name} failed: {problems or mism[:2] or code}")
+    return {"name": name, "width": width, "size": size, "cycles": res.cycles,
+            "ideal": size // width, "efficiency": round(size // width / res.cycles, 4)}
 
 
 def yosys() -> str:
