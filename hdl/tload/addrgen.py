@@ -4,10 +4,15 @@ A *line* is 32 bytes of a destination tile: a fractal row (NZ), a fractal column
 (ZN) or a row segment (ND).  The generator walks the destination lines of output
 tile 0, 1, .. n-1 and emits, one per cycle, the *runs* that fill them:
 
-* NORM, ND2NZ, DN2ZN -- each line is one contiguous source run of 32 bytes (NORM
-  rows narrower than 32 bytes take 32/rowbytes runs per line);
-* ND2ZN, DN2NZ -- a group of L lines (L = min(S, tile extent), S = 32/esize) is the
-  transpose of S source runs of L elements: the runs go to the transpose unit.
+* NORM -- a run is a row or W bytes of it (W the beat width; a beat of rows narrower than
+  W takes W/rowbytes runs);
+* ND2NZ, DN2ZN -- a run is the same fractal row of U fractals side by side (U =
+  2**log2_lanes <= W/32, 1 at W = 32): line ``major`` of each, its lanes; at W > 32 the
+  runs go to the chunk transposer, P rows at a time;
+* ND2ZN, DN2NZ -- a group of L lines (L = min(S, tile extent), S = 32/esize) of each of U
+  squares side by side is the transpose of S source runs of U * L elements: the runs go
+  to the transpose lanes;
+* a flat tile (see the decoder) -- run q is bytes q*W .. q*W + W - 1 of tile and source.
 
 Each run carries its memory address, how many of its bytes are valid (0: a
 padding-only run, no memory request), where its bytes land (tile, line, byte

@@ -4,7 +4,7 @@ Ports (stream = valid/ready; Verilog names ``<port>__payload``, ``__valid``, ``_
 
 * ``instr``  in  -- a decoded TLOAD (:data:`tilecosim.hdl.tload.types.TLoadInstr`)
 * ``mem_size`` in -- bytes of global memory, for the OutOfBounds check
-* ``req``    out -- memory read requests {addr, len (1..32 bytes)}
+* ``req``    out -- memory read requests {addr, len (1..W bytes)}
 * ``resp``   in  -- one W-byte response per request, in order; byte k = memory[addr + k]
 * ``write``  out -- tile writes {tile, offset, data (W bytes), be}
 * ``done``   out -- one completion per instruction, in order, with its D8 fault code
@@ -26,14 +26,25 @@ direct and the transposing path, or changes element size on the transposing one,
 waits for the pipeline to drain).
 
 Stages of ``elaborate``: issue (a run becomes a request and a queue entry), consume (the
-queue head and its response, into a direct line or the transpose unit), transposed lines
-(with their group's extents), into pad/merge, and the W-byte writes with the completions.
+queue head and its response, into a direct beat, the transpose lanes or the chunk
+transposer), the beats into pad/merge (direct, transposed or chunked, with their extents),
+and the W-byte writes with the completions.
 
-Throughput: one 32-byte line per cycle, hence one W-byte write per cycle at W = 32
-and one every two cycles at W = 64 (the datapath is 32 bytes wide; W = 64 widens
-the ports).  NORM tiles with rows narrower than 32 bytes take one cycle per row;
-b8 ND2ZN/DN2NZ tiles whose transposed extent is 16 take 32 cycles per 16 lines.
-Latency from instruction to first write: 3 cycles plus the memory latency.
+Width W = 32, 64 or 128 bytes (P = W/32 lines a beat).  A run reads up to W contiguous
+bytes: NORM a row or W bytes of it; ND2NZ/DN2ZN the same row of up to P fractals side by
+side, P such runs turned into P beats by the P x P :class:`ChunkTranspose` (W > 32); ND2ZN/
+DN2NZ a row of up to P squares side by side into P transpose lanes, lane p taking columns
+p, p+P, .. of each square so that the lanes' column is one beat; a flat tile (one output,
+rows narrower than W back to back in the source, see the decoder) W bytes of source.
+
+Throughput: one W-byte beat per cycle when each run fills a beat: rows (NORM), fractal
+rows (ND2NZ, DN2ZN) or square rows (ND2ZN, DN2NZ) of at least W bytes side by side in the
+source, or a flat tile.  Narrower ones that are not flat take a run per row (NORM), per
+fractal row of their fractals side by side (ND2NZ, DN2ZN) or per square row (ND2ZN,
+DN2NZ); b8 ND2ZN/DN2NZ tiles whose transposed extent is 16 take 32 cycles per 16 lines at
+W = 32.  Latency from instruction to first write: 3 cycles plus the memory latency (direct
+runs), plus P for chunked runs, plus S for transposing ones (S = 32/esize: the square's
+source rows).
 """
 
 from amaranth import Cat, Module, Mux, Signal
@@ -76,7 +87,7 @@ def _byte_mask(m, count, name, nbytes=LINE_BYTES):
 class TLoadEngine(wiring.Component):
     """The TLOAD engine (see module doc).
 
-    Parameters: ``width`` W (32 or 64) of the memory response and tile write beats;
+    Parameters: ``width`` W (32, 64 or 128) of the memory response and tile write beats;
     ``profile`` ("finite" or "ieee-inf") of the Max/Min pad values; ``lcfr``
     (min, max) tile sizes; ``depth`` of the in-flight run queue (>= the memory
     latency + 2 for full throughput); ``transpose`` "square" (one square of storage,

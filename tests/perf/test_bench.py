@@ -19,7 +19,12 @@ def test_l1l0_part_matches_the_bound():
 
 def test_markdown_has_every_section():
     res = {"tload": [{"layout": "NORM", "dtype": "b8", "size": s, "efficiency": 0.9,
-                      "first_write": 5} for s in bench.SIZES],
+                      "first_write": 5} for s in bench.SIZES]
+           + [{"layout": "ND2ZN", "dtype": "b16", "size": s, "efficiency": 0.8, "width": 64,
+               "first_write": 21, "fill_bound": 0.9} for s in bench.SIZES],
+           "tload_stream": [{"layout": "ND2ZN", "dtype": "b16", "width": 64,
+                             "beats_per_cycle": 0.97}],
+           "tload_narrow": [{"name": "NORM b8, 16-byte rows", "width": 64, "efficiency": 0.96}],
            "l1l0": [{"dtype": "half", "repeat": r, "efficiency": 0.8, "first_write": 9}
                     for r in bench.REPEATS],
            "load_align": {"ops": 108, "ops_per_cycle": 1.0, "latency": [2]},
@@ -34,6 +39,8 @@ def test_markdown_has_every_section():
            "area": [{"top": "x", "cells": 1234, "flip_flops": 56}], "seconds": 1.0, "jobs": 2}
     md = bench.markdown(res)
     for needle in ("| NORM | b8 | 0.900 (5) |", "| half | 0.800 (9)", "1.0 ops/cycle",
+                   "### TLOAD engine, W = 64", "| ND2ZN | b16 | 0.800 (21) / 0.889 |",
+                   "| 0.970 |", "NORM b8, 16-byte rows 0.960",
                    "| amaranth | bulk | 2 | 100 | 0.10 | 2,000 | 1.0x |",
                    "| verilator | batch | 2000 | 4000 | 10.0 | 400.0 | 50.0x |",
                    "(tload, load-align; the same scenarios first)", "1000.0x the source's loops",
