@@ -52,58 +52,6 @@ def test_random_scenarios(layout, dtype, width):
         check(p, cfg_for(width, stall, seed=seed + k), mem_seed=seed + k, mem_size=size)
 
 
-@pytest.mark.parametrize("width", [32, 64, 128])
-@pytest.mark.parametrize("layout", list(L), ids=lambda x: x.name)
-def test_every_element_size_and_pad_at_every_width(layout, width):
-    """Every element size x pad of a layout, back to back with back-pressure, each TLOAD of
-    1..8 outputs and up to 4 KB, wide and narrow shapes alike."""
-    seed = zlib.crc32(f"all:{layout.name}:{width}".encode()) & 0xFFFF
-    rng = random.Random(seed)
-    plist, need = [], 0
-    for dt in ("S8", "FP16", "FP32", "S64"):
-        for pad in PadValue:
-            p, size = random_tload(rng, layout, dt, sizes=(256, 1024, 4096), pad=pad)
-            plist.append(p)
-            need = max(need, size)
-    check(plist, cfg_for(width, STALL, seed=seed), mem_seed=seed, mem_size=need)
-
-
-NARROW = {   # (layout, type, Col, Row): one output whose rows (NORM, ND2NZ) or columns (DN2ZN)
-    # are narrower than W, in a dense source
-    "norm_b8_16B_rows": (L.NORM, "S8", 16, 256),
-    "norm_b16_32B_rows": (L.NORM, "FP16", 16, 128),
-    "norm_b32_64B_rows": (L.NORM, "FP32", 16, 64),
-    "nd2nz_b16_one_fractal_column": (L.ND2NZ, "FP16", 16, 128),
-    "nd2nz_b8_one_fractal_column": (L.ND2NZ, "S8", 32, 64),
-    "dn2zn_b32_one_fractal_row": (L.DN2ZN, "FP32", 128, 8),
-}
-
-
-@pytest.mark.parametrize("width", [32, 64, 128])
-@pytest.mark.parametrize("name", list(NARROW))
-def test_narrow_dense_tiles_move_several_rows_a_beat(name, width):
-    """A dense tile whose rows are narrower than W moves W bytes a cycle: the tile of 4 KB
-    takes its 4096/W beats plus the pipeline's latency; partly valid (rows past ValidRow,
-    columns past ValidCol padded: the latter make the source rows no longer back to back)
-    and strided ones agree with the model too."""
-    layout, dt, src_cols, src_rows = NARROW[name]
-    dn = layout.source_dn
-    full = TLoadParams(layout, dt, valid_col=src_cols, valid_row=src_rows, col=src_cols,
-                       outputs=(("T", 4096),), pad=PadValue.Max)
-    res, _ = check(full, cfg_for(width, seed=1), mem_seed=1, mem_size=8192)
-    assert res.cycles <= 4096 // width + 6
-    vr, vc = (src_rows, src_cols - 3) if dn else (src_rows - 5, src_cols)
-    part = TLoadParams(layout, dt, valid_col=vc, valid_row=vr, col=src_cols,
-                       outputs=(("T", 4096),), pad=PadValue.Min)
-    padded = TLoadParams(layout, dt, valid_col=src_cols - (not dn), valid_row=src_rows - dn,
-                         col=src_cols, outputs=(("T", 4096),), pad=PadValue.Null)
-    strided = TLoadParams(layout, dt, valid_col=src_cols, valid_row=src_rows, col=src_cols,
-                          outputs=(("T", 4096),), pad=PadValue.Zero, base=32,
-                          stride=(src_cols if not dn else src_rows) * full.dtype.esize + 32)
-    check([full, part, padded, strided], cfg_for(width, STALL, seed=2), mem_seed=2,
-          mem_size=1 << 15)
-
-
 @pytest.mark.parametrize("profile", ["finite", "ieee-inf"])
 @pytest.mark.parametrize("pad", list(PadValue), ids=lambda x: x.name)
 def test_pads(pad, profile):
@@ -234,3 +182,57 @@ def test_a_hang_is_a_failure_with_a_waveform(tmp_path, monkeypatch):
     from pathlib import Path
     text = Path(path).read_text()
     assert "$enddefinitions" in text and "write__valid" in text
+
+
+# --- every W (slow: last, so that a mutant is killed by the tests above first) ----------
+
+@pytest.mark.parametrize("width", [32, 64, 128])
+@pytest.mark.parametrize("layout", list(L), ids=lambda x: x.name)
+def test_every_element_size_and_pad_at_every_width(layout, width):
+    """Every element size x pad of a layout, back to back with back-pressure, each TLOAD of
+    1..8 outputs and up to 4 KB, wide and narrow shapes alike."""
+    seed = zlib.crc32(f"all:{layout.name}:{width}".encode()) & 0xFFFF
+    rng = random.Random(seed)
+    plist, need = [], 0
+    for dt in ("S8", "FP16", "FP32", "S64"):
+        for pad in PadValue:
+            p, size = random_tload(rng, layout, dt, sizes=(256, 1024, 4096), pad=pad)
+            plist.append(p)
+            need = max(need, size)
+    check(plist, cfg_for(width, STALL, seed=seed), mem_seed=seed, mem_size=need)
+
+
+NARROW = {   # (layout, type, Col, Row): one output whose rows (NORM, ND2NZ) or columns (DN2ZN)
+    # are narrower than W, in a dense source
+    "norm_b8_16B_rows": (L.NORM, "S8", 16, 256),
+    "norm_b16_32B_rows": (L.NORM, "FP16", 16, 128),
+    "norm_b32_64B_rows": (L.NORM, "FP32", 16, 64),
+    "nd2nz_b16_one_fractal_column": (L.ND2NZ, "FP16", 16, 128),
+    "nd2nz_b8_one_fractal_column": (L.ND2NZ, "S8", 32, 64),
+    "dn2zn_b32_one_fractal_row": (L.DN2ZN, "FP32", 128, 8),
+}
+
+
+@pytest.mark.parametrize("width", [32, 64, 128])
+@pytest.mark.parametrize("name", list(NARROW))
+def test_narrow_dense_tiles_move_several_rows_a_beat(name, width):
+    """A dense tile whose rows are narrower than W moves W bytes a cycle: the tile of 4 KB
+    takes its 4096/W beats plus the pipeline's latency; partly valid (rows past ValidRow,
+    columns past ValidCol padded: the latter make the source rows no longer back to back)
+    and strided ones agree with the model too."""
+    layout, dt, src_cols, src_rows = NARROW[name]
+    dn = layout.source_dn
+    full = TLoadParams(layout, dt, valid_col=src_cols, valid_row=src_rows, col=src_cols,
+                       outputs=(("T", 4096),), pad=PadValue.Max)
+    res, _ = check(full, cfg_for(width, seed=1), mem_seed=1, mem_size=8192)
+    assert res.cycles <= 4096 // width + 6
+    vr, vc = (src_rows, src_cols - 3) if dn else (src_rows - 5, src_cols)
+    part = TLoadParams(layout, dt, valid_col=vc, valid_row=vr, col=src_cols,
+                       outputs=(("T", 4096),), pad=PadValue.Min)
+    padded = TLoadParams(layout, dt, valid_col=src_cols - (not dn), valid_row=src_rows - dn,
+                         col=src_cols, outputs=(("T", 4096),), pad=PadValue.Null)
+    strided = TLoadParams(layout, dt, valid_col=src_cols, valid_row=src_rows, col=src_cols,
+                          outputs=(("T", 4096),), pad=PadValue.Zero, base=32,
+                          stride=(src_cols if not dn else src_rows) * full.dtype.esize + 32)
+    check([full, part, padded, strided], cfg_for(width, STALL, seed=2), mem_seed=2,
+          mem_size=1 << 15)
