@@ -47,7 +47,7 @@ def on_amaranth(k, width):
     return res.cycles, res.fault
 
 
-@pytest.mark.parametrize("width", [32, 64, 128])
+@pytest.mark.parametrize("width", [32, 128])     # W = 64 runs the code of W = 128
 @pytest.mark.parametrize("sim", ["amaranth", "icarus", "verilator"])
 def test_bulk_harness_matches_the_model_and_amaranth(sim, width):
     if sim != "amaranth":

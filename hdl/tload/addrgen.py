@@ -195,21 +195,27 @@ class FractalAddressGenerator(wiring.Component):
                              minor.eq(minor_off + (ig << (cur.log2_lines + lanes))),
                              nel.eq(1 << (cur.log2_lines + lanes)), r["step"].eq(cur.log2_lines),
                              line.eq((fj << cur.log2_rows) + (ig << (cur.log2_lines + lanes)))]
-        flat_esh = Signal(3)                   # flat: log2 elements of a W-byte run
-        m.d.comb += flat_esh.eq(log2_w - log2_esize)
-        with m.If(cur.flat):
-            # a flat tile (see the decoder): run q is bytes q*W .. q*W+W-1 of the tile and of
-            # the source; its valid bytes are those before flat_bytes
-            m.d.comb += [kind.eq(KIND_DIRECT), major.eq(0), major0.eq(0),
-                         minor.eq(q << flat_esh), nel.eq(1 << flat_esh),
-                         line.eq(q << self.log2_p), line_off.eq(0), line_end.eq(1)]
+        flat_valid = self._flat_run(m, cur, q, r)
         span = _clamp(m, cur.valid_minor - minor, nel, "valid_elems")
         r["span"] = span
-        flat_valid = _clamp(m, cur.flat_bytes - (q << log2_w), self.width, "flat_valid")
         r["velems"] = Mux(cur.flat, flat_valid >> log2_esize,
                           Mux(major < cur.valid_major, span, 0))
         r["av"] = _clamp(m, cur.valid_major - major0, LINE_BYTES >> log2_esize, "valid_runs")
         return r
+
+    def _flat_run(self, m, cur, q, r):
+        """A flat tile (see the decoder): run q is bytes q*W .. q*W+W-1 of the tile and of
+        the source (overriding the layout's walk); returns its valid bytes, those before
+        ``flat_bytes``."""
+        log2_w = self.width.bit_length() - 1
+        flat_esh = Signal(3)                   # log2 elements of a W-byte run
+        m.d.comb += flat_esh.eq(log2_w - cur.log2_esize)
+        with m.If(cur.flat):
+            m.d.comb += [r["kind"].eq(KIND_DIRECT), r["major"].eq(0), r["major0"].eq(0),
+                         r["minor"].eq(q << flat_esh), r["nel"].eq(1 << flat_esh),
+                         r["line"].eq(q << self.log2_p), r["line_off"].eq(0),
+                         r["line_end"].eq(1)]
+        return _clamp(m, cur.flat_bytes - (q << log2_w), self.width, "flat_valid")
 
     def _accept(self, m, busy, finishing):
         """Take an instruction when idle, or in the cycle the current one ends: a faulting

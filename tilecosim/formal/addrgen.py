@@ -68,7 +68,8 @@ def addrgen_one_tile() -> Harness:
     with m.Switch(lay):
         with m.Case(TLoadLayout.NORM):
             run = Mux(row_bytes < 5, row_bytes, 5)
-            h.assume((d.log2_runs == LOG2_TILE - run) & (d.log2_lines == run), "norm_runs")
+            with m.If(~d.flat):
+                h.assume((d.log2_runs == LOG2_TILE - run) & (d.log2_lines == run), "norm_runs")
         with m.Case(TLoadLayout.ND2NZ, TLoadLayout.DN2ZN):
             h.assume((d.log2_runs == LOG2_TILE - 5) & (d.log2_lines == 0), "line_runs")
         with m.Case(TLoadLayout.ND2ZN):
@@ -84,6 +85,14 @@ def addrgen_one_tile() -> Harness:
     h.assume((d.stride == (1 << stride_log)) & (d.stride >= (d.valid_minor << es)), "stride")
     h.assume(d.base < (1 << BASE_BITS), "base")
     h.assume(d.log2_runs <= 4, "at_most_16_runs")            # the proof's depth: 20 steps
+    # W = 32: one lane a run; a flat tile is a NORM tile of one output whose rows, narrower
+    # than 32 bytes, are back to back and all valid, moved as 32-byte runs
+    flat = ((lay == TLoadLayout.NORM) & (row_bytes < 5) & (d.stride == (1 << row_bytes))
+            & (d.valid_minor == minor_extent))
+    h.assume((d.log2_lanes == 0) & (d.flat == flat), "one_lane_and_flat")
+    with m.If(d.flat):
+        h.assume((d.log2_runs == LOG2_TILE - 5) & (d.log2_lines == 5)
+                 & (d.flat_bytes == (d.valid_major << row_bytes)), "flat_runs")
 
     o = dut.o
     run = o.payload
@@ -98,8 +107,11 @@ def addrgen_one_tile() -> Harness:
     row_of = offset >> stride_log
     byte_of = offset & (d.stride - 1)
     with m.If(h.live & o.valid & (run.read_bytes != 0)):
-        h.check((run.addr >= d.base) & (row_of < d.valid_major)
-                & (byte_of + run.read_bytes <= (d.valid_minor << es)), "request_within_the_source")
+        h.check((run.addr >= d.base)
+                & Mux(d.flat, offset + run.read_bytes <= d.flat_bytes,
+                      (row_of < d.valid_major)
+                      & (byte_of + run.read_bytes <= (d.valid_minor << es))),
+                "request_within_the_source")
 
     # the destination lines: direct runs count their line ends, transpose groups their lines
     lines, done = Signal(8, name="lines_filled"), Signal(name="instr_done")
@@ -125,4 +137,5 @@ def addrgen_one_tile() -> Harness:
         h.cover(take & run.instr_last & (d.layout == lay_) & (d.valid_major != 0)
                 & (d.valid_minor != 0), f"{lay_.name}_done")
     h.cover(take & run.instr_last & (d.valid_major == 0), "all_padding_done")
+    h.cover(take & run.instr_last & d.flat & (d.valid_major != 0), "flat_done")
     return h

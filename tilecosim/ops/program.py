@@ -126,9 +126,7 @@ def _system(width: int):
 class Program(Operation):
     name = "program"
     seed_name = "tile system"
-    tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TADD/TSUB, W = 32"),
-            Top("tile_system_w64", _system(64), "tile system, W = 64"),
-            Top("tile_system_w128", _system(128), "tile system, W = 128"))
+    tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TADD/TSUB, W = 32"),)
     tests = ("tests/hdl/test_tiles.py",)
     regress = True
     widths = (32, 64, 128)
