@@ -32,21 +32,21 @@ def pack(elems, lg):
     return v
 
 
-def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32, bits=256):
-    dut = cls(max_rows=max_rows, line_bits=bits)
+def stream_through(dut, payloads, total, fields, seed, p_in, p_out, limit, name):
+    """Offer ``payloads`` on ``dut.i`` and take ``total`` outputs of ``dut.o`` (the ``fields``
+    of each, as ints), with random idle and back-pressure; returns (outputs, first/last
+    output cycle)."""
     rng = random.Random(seed)
     got, timing = [], {}
-    total = sum(lines for _, lines, _ in sqs)
 
     async def source(ctx):
-        for lg, lines, sq in sqs:
-            for row in sq:
-                while rng.random() > p_in:
-                    ctx.set(dut.i.valid, 0)
-                    await ctx.tick()
-                ctx.set(dut.i.valid, 1)
-                ctx.set(dut.i.payload, {"data": pack(row, lg), "log2_ebits": lg, "lines": lines})
-                await ctx.tick().until(dut.i.ready)
+        for payload in payloads:
+            while rng.random() > p_in:
+                ctx.set(dut.i.valid, 0)
+                await ctx.tick()
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, payload)
+            await ctx.tick().until(dut.i.ready)
         ctx.set(dut.i.valid, 0)
 
     async def sink(ctx):
@@ -56,7 +56,7 @@ def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32, bits=256):
             ctx.set(dut.o.ready, orng.random() < p_out)
             _, _, v, r, pl = await ctx.tick().sample(dut.o.valid, dut.o.ready, dut.o.payload)
             if v and r:
-                got.append((int(pl.data), int(pl.index), int(pl.last)))
+                got.append(tuple(int(getattr(pl, f)) for f in fields))
                 timing.setdefault("first", cycle)
                 timing["last"] = cycle
             cycle += 1
@@ -65,10 +65,18 @@ def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32, bits=256):
     sim.add_clock(1e-8)
     sim.add_testbench(source)
     sim.add_testbench(sink)
+    run_bounded(sim, limit, name)
+    return got, timing
+
+
+def run(cls, sqs, seed=0, p_in=1.0, p_out=1.0, max_rows=32, bits=256):
+    payloads = [{"data": pack(row, lg), "log2_ebits": lg, "lines": lines}
+                for lg, lines, sq in sqs for row in sq]
     # about 2.4 cycles per row or column at the lowest rates (0.7 in, 0.6 out); 6 is ample
     rows = sum((bits >> lg) + lines for lg, lines, _ in sqs)
-    run_bounded(sim, 6 * rows + 200, f"{cls.__name__} bench")
-    return got, timing
+    return stream_through(cls(max_rows=max_rows, line_bits=bits), payloads,
+                          sum(lines for _, lines, _ in sqs), ("data", "index", "last"), seed,
+                          p_in, p_out, 6 * rows + 200, f"{cls.__name__} bench")
 
 
 def expected(sqs):
@@ -121,40 +129,11 @@ def test_naive_unit_drains_before_filling():
 
 def run_chunks(width, squares_, seed, p_in=1.0, p_out=1.0):
     """ChunkTranspose fed ``squares_`` = [(lines, rows)], rows = P x (data, valid) per row."""
-    dut = ChunkTranspose(width)
-    rng = random.Random(seed)
-    got, timing = [], {}
-    total = sum(lines for lines, _ in squares_)
-
-    async def source(ctx):
-        for lines, rows in squares_:
-            for data, valid in rows:
-                while rng.random() > p_in:
-                    ctx.set(dut.i.valid, 0)
-                    await ctx.tick()
-                ctx.set(dut.i.valid, 1)
-                ctx.set(dut.i.payload, {"data": data, "valid": valid, "lines": lines})
-                await ctx.tick().until(dut.i.ready)
-        ctx.set(dut.i.valid, 0)
-
-    async def sink(ctx):
-        orng = random.Random(seed + 1)
-        cycle = 0
-        while len(got) < total:
-            ctx.set(dut.o.ready, orng.random() < p_out)
-            _, _, v, r, pl = await ctx.tick().sample(dut.o.valid, dut.o.ready, dut.o.payload)
-            if v and r:
-                got.append((int(pl.data), int(pl.valid), int(pl.index), int(pl.last)))
-                timing.setdefault("first", cycle)
-                timing["last"] = cycle
-            cycle += 1
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(source)
-    sim.add_testbench(sink)
-    run_bounded(sim, 6 * sum(len(r) + n for n, r in squares_) + 200, "ChunkTranspose bench")
-    return got, timing
+    payloads = [{"data": data, "valid": valid, "lines": lines}
+                for lines, rows in squares_ for data, valid in rows]
+    return stream_through(ChunkTranspose(width), payloads, sum(n for n, _ in squares_),
+                          ("data", "valid", "index", "last"), seed, p_in, p_out,
+                          6 * sum(len(r) + n for n, r in squares_) + 200, "ChunkTranspose bench")
 
 
 def chunk_squares(width, seed, count):
