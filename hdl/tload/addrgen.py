@@ -57,7 +57,7 @@ def Run(width: int = LINE_BYTES) -> data.StructLayout:
         "group_end": 1,       # transpose: last run of its square; chunk: of its P rows
         "log2_lines": 3,      # transpose: log2 lines of the group
         "log2_lanes": 2,      # chunk, transpose: log2 lanes of the run
-        "log2_step": 5,       # chunk, transpose: log2 lines from one lane's lines to the next
+        "log2_step": 5,       # chunk: log2 lines from one lane's lines to the next
         "valid_lines": 8,     # transpose: elements of the run holding data (all its lanes)
         "valid_elems": 6,     # transpose: valid elements in each of those lines
         "log2_esize": 2,
@@ -182,7 +182,7 @@ class FractalAddressGenerator(wiring.Component):
                              major0.eq(fi << log2_side),
                              major.eq((fi << log2_side) + (q & _mask(log2_side))),
                              minor.eq(minor_off + (jg << (cur.log2_lines + lanes))),
-                             nel.eq(1 << (cur.log2_lines + lanes)), r["step"].eq(cur.log2_lines),
+                             nel.eq(1 << (cur.log2_lines + lanes)),
                              line.eq((fi << cur.log2_cols) + (jg << (cur.log2_lines + lanes)))]
             with m.Case(TLoadLayout.DN2NZ):
                 g = q >> log2_side
@@ -193,7 +193,7 @@ class FractalAddressGenerator(wiring.Component):
                              major0.eq(fj << log2_side),
                              major.eq((fj << log2_side) + (q & _mask(log2_side))),
                              minor.eq(minor_off + (ig << (cur.log2_lines + lanes))),
-                             nel.eq(1 << (cur.log2_lines + lanes)), r["step"].eq(cur.log2_lines),
+                             nel.eq(1 << (cur.log2_lines + lanes)),
                              line.eq((fj << cur.log2_rows) + (ig << (cur.log2_lines + lanes)))]
         flat_valid = self._flat_run(m, cur, q, r)
         span = _clamp(m, cur.valid_minor - minor, nel, "valid_elems")

@@ -68,7 +68,7 @@ Check = data.StructLayout({"fault": FaultCode, "log2_rows": 5, "log2_cols": 5,
                            "log2_size": 5})
 
 LineMeta = data.StructLayout({"tile": 3, "line": 13, "last": 1})
-GroupMeta = data.StructLayout({"tile": 3, "line": 13, "log2_lines": 3, "log2_lanes": 2,
+GroupMeta = data.StructLayout({"tile": 3, "line": 13, "log2_lines": 3,
                                "valid_lines": 8, "valid_elems": 6, "log2_esize": 2,
                                "pattern": 64, "null": 1, "instr_last": 1})
 #: a square of the chunk transposer: the line of its column 0's first chunk, log2 lines
@@ -245,7 +245,7 @@ class TLoadEngine(wiring.Component):
         group = Signal(GroupMeta)
         m.d.comb += [
             group.tile.eq(head.tile), group.line.eq(head.line),
-            group.log2_lines.eq(head.log2_lines), group.log2_lanes.eq(head.log2_lanes),
+            group.log2_lines.eq(head.log2_lines),
             group.valid_lines.eq(head.valid_lines),
             group.valid_elems.eq(head.valid_elems), group.log2_esize.eq(head.log2_esize),
             group.pattern.eq(head.pattern), group.null.eq(head.null),
@@ -307,9 +307,7 @@ class TLoadEngine(wiring.Component):
             q = c >> lsp
             k = c & ((1 << lsp) - 1)
             first = (q << g.log2_lines) + (k << log2_p)   # the beat's first line in the group
-            valid_bytes = Signal(7)
-            m.d.comb += valid_bytes.eq(g.valid_elems << g.log2_esize)
-            av = _byte_mask(m, valid_bytes, "av_mask")
+            av = self._row_mask(m, g)
             m.d.comb += [
                 pm.i.valid.eq(groups.valid),
                 p.data.eq(Cat(lane.o.payload.data for lane in lanes)),
@@ -331,6 +329,13 @@ class TLoadEngine(wiring.Component):
                 cgroups.ready.eq(chunk.o.valid & chunk.o.ready & chunk.o.payload.last),
             ]
 
+    @staticmethod
+    def _row_mask(m, g):
+        """32 bits: the bytes of a transposed line's valid elements (group ``g``'s rows)."""
+        valid_bytes = Signal(7)
+        m.d.comb += valid_bytes.eq(g.valid_elems << g.log2_esize)
+        return _byte_mask(m, valid_bytes, "av_mask")
+
     def _direct_into_padmerge(self, m, line, pm):
         head, p = line["head"], pm.i.payload
         m.d.comb += [
@@ -346,10 +351,7 @@ class TLoadEngine(wiring.Component):
         g = GroupMeta(groups.payload)
         col = tr.o.payload.index
         tl_valid = Signal(LINE_BYTES)
-        valid_bytes = Signal(7)
-        m.d.comb += valid_bytes.eq(g.valid_elems << g.log2_esize)
-        m.d.comb += tl_valid.eq(Mux(col < g.valid_lines,
-                                    _byte_mask(m, valid_bytes, "av_mask"), 0))
+        m.d.comb += tl_valid.eq(Mux(col < g.valid_lines, self._row_mask(m, g), 0))
         p = pm.i.payload
         with m.If(line["out"]):
             self._direct_into_padmerge(m, line, pm)
