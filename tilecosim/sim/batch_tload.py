@@ -40,8 +40,8 @@ from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.types import TileWrite, TLoadInstr
 
 from .api import memory_words
-from .harness import (batch_source, completions, control, read_entries, read_log, responder,
-                      run_batch, stall_gen, write_log, write_words)
+from .harness import (batch_source, completions, control, read_bytes, read_entries, read_log,
+                      responder, run_batch, stall_gen, write_log, write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchTLoad", "batch_tload_setup", "run_tload_batches", "run_batch_tload"]
@@ -139,13 +139,8 @@ class BatchTLoad(wiring.Component):
         with m.If(full):
             m.d.sync += self.overflow.eq(1)
 
-        # the answer: W/32 + 1 words from the head's address, shifted, 0xA5 past its length
-        nwords = self.width // WORD + 1
-        ports = [gm.read_port(domain="comb") for _ in range(nwords)]
-        addr = head.addr
-        m.d.comb += [port.addr.eq(addr[5:] + k) for k, port in enumerate(ports)]
-        shifted = Signal(8 * WORD * nwords)
-        m.d.comb += shifted.eq(Cat(port.data for port in ports) >> (addr[:5] * 8))
+        # the answer: W bytes from the head's address, 0xA5 past its length
+        shifted = read_bytes(m, gm, head.addr, self.width)
         m.d.comb += eng.resp.payload.eq(Cat(
             *(Mux(k < head.len, shifted[8 * k:8 * k + 8], JUNK_BYTE) for k in range(self.width))))
 

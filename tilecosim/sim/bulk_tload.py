@@ -4,9 +4,10 @@ simulated design, so a simulator runs a whole TLOAD without calling Python every
 :class:`BulkTLoad` wraps a :class:`~tilecosim.hdl.tload.engine.TLoadEngine`:
 
 * ``gm``: global memory, 32-byte words preloaded from the scenario's image (a ROM); a
-  request ``{addr, len}`` reads words ``addr >> 5`` and ``(addr >> 5) + 1`` on two
-  synchronous read ports and shifts the pair by ``addr & 31`` bytes, so any unaligned run of
-  up to 32 bytes comes back in one beat.  The response passes ``latency - 1`` more
+  request ``{addr, len}`` reads words ``addr >> 5`` .. ``(addr >> 5) + W/32`` on W/32 + 1
+  synchronous read ports and shifts them by ``addr & 31`` bytes
+  (:func:`~tilecosim.sim.harness.read_bytes`), so any unaligned run of up to W bytes comes
+  back in one beat.  The response passes ``latency - 1`` more
   register stages and a FIFO; requests are accepted while fewer than ``DEPTH`` responses
   are outstanding.
 * ``tile``: the output tiles, W-byte words with byte enables, output ``k`` of the TLOAD at
@@ -32,7 +33,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from amaranth import Cat, Const, Module, Signal
+from amaranth import Const, Module, Signal
 from amaranth.lib import fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -40,6 +41,7 @@ from tilecosim.model.faults import Fault
 from tilecosim.model.tload import LCFR, TLoadParams, plan
 
 from tilecosim.sim.api import memory_words
+from tilecosim.sim.harness import read_bytes
 from tilecosim.sim.benches.tload import JUNK, SimResult, compare, instr_payload
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.common import FaultCode
@@ -118,22 +120,15 @@ class BulkTLoad(wiring.Component):
         # --- global memory: W/32 + 1 read ports on 32-byte words, shifted to the request -----
         words = memory_words(self.mem, self.gm_words)
         m.submodules.gm = gm = memory.Memory(shape=256, depth=self.gm_words, init=words)
-        ports = [gm.read_port() for _ in range(W // 32 + 1)]
         m.submodules.resp_fifo = rf = fifo.SyncFIFOBuffered(width=8 * W, depth=DEPTH)
         outstanding = Signal(range(DEPTH + 1))
         accept = eng.req.valid & eng.req.ready
         popped = rf.r_en & rf.r_rdy
         m.d.comb += eng.req.ready.eq(outstanding < DEPTH)
         m.d.sync += outstanding.eq(outstanding + accept - popped)
-        addr = eng.req.payload.addr
-        word = Signal(range(self.gm_words))
-        m.d.comb += word.eq(addr[5:])
-        m.d.comb += [x for k, port in enumerate(ports)
-                     for x in (port.addr.eq(word + k), port.en.eq(accept))]
-        shift, valid = Signal(5), Signal()
-        m.d.sync += [shift.eq(addr[:5]), valid.eq(accept)]
-        beat = Signal(8 * W)
-        m.d.comb += beat.eq(Cat(port.data for port in ports) >> (shift * 8))
+        valid = Signal()
+        m.d.sync += valid.eq(accept)
+        beat = read_bytes(m, gm, eng.req.payload.addr, W, domain="sync", en=accept)
         for _ in range(self.latency - 1):                       # more latency, in registers
             d_valid, d_beat = Signal(), Signal(8 * W)
             m.d.sync += [d_valid.eq(valid), d_beat.eq(beat)]

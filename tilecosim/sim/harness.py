@@ -17,6 +17,8 @@ simulator runs the batch without calling Python once per cycle. The harnesses
 * :func:`write_log`: every beat of a stream with its cycle, for the bench to replay;
 * :func:`capture`: the fields of every completion or result, and ``finished`` with the last;
 * :func:`wide_memory`: a capture memory of any width;
+* :func:`read_bytes`: W bytes at any byte address of a memory of 32-byte words (the
+  harnesses' global memory and L1);
 
 and on the bench side :func:`write_words` (load a memory through its write port, one word
 per clock edge), :func:`run_batch` (queue a batch, start it, wait for it in one wait) and
@@ -30,7 +32,7 @@ from amaranth.lib import data, memory
 from .stall import StallGen
 
 __all__ = ["control", "stall_gen", "batch_source", "responder", "write_log", "capture",
-           "completions", "wide_memory",
+           "completions", "wide_memory", "read_bytes",
            "write_words", "run_batch", "read_entries", "read_log", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
@@ -103,6 +105,32 @@ def wide_memory(m, name: str, width: int, depth: int, read_domain: str = "sync")
             m.d.comb += rp.addr.eq(addr)
         return Cat(*(rp.data for _, _, rp in chunks))
     return write, read
+
+
+def read_bytes(m, mem, addr, nbytes: int, domain: str = "comb", en=None,
+               aligned: bool = False):
+    """``nbytes`` (a multiple of 32) from byte ``addr`` of ``mem`` (32-byte words): the
+    words from ``addr // 32`` on, read through nbytes/32 + 1 read ports (nbytes/32 when
+    ``aligned``: ``addr`` is a multiple of 32) and shifted by ``addr % 32`` bytes.  With
+    ``domain="sync"`` the bytes come the cycle after the address (and ``en``); the shift
+    is registered with it.  The memory needs nbytes/32 words past its last address read."""
+    nwords = nbytes // 32 + (0 if aligned else 1)
+    ports = [mem.read_port(domain=domain) for _ in range(nwords)]
+    for k, port in enumerate(ports):
+        m.d.comb += port.addr.eq(addr[5:] + k)
+        if en is not None:
+            m.d.comb += port.en.eq(en)
+    out = Signal(8 * nbytes)
+    if aligned:
+        m.d.comb += out.eq(Cat(port.data for port in ports))
+        return out
+    shift = Signal(5)
+    if domain == "comb":
+        m.d.comb += shift.eq(addr[:5])
+    else:
+        m.d.sync += shift.eq(addr[:5])
+    m.d.comb += out.eq(Cat(port.data for port in ports) >> (shift * 8))
+    return out
 
 
 async def write_words(port, prefix: str, words) -> None:
