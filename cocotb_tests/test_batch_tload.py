@@ -1,6 +1,7 @@
-"""The batch TLOAD harness on Icarus and Verilator: two batches in one simulator start give
-the golden model's tiles and fault codes, and the same cycle for every accept, completion
-and write as the Python-driven bench on Amaranth's simulator with the same stall seeds."""
+"""The batch TLOAD harness on Icarus and Verilator at W = 32, 64 and 128: two batches in one
+simulator start (W = 32; one at the wider W) give the golden model's tiles and fault codes,
+and the same cycle for every accept, completion and write as the Python-driven bench on
+Amaranth's simulator with the same stall seeds."""
 
 import functools
 
@@ -18,9 +19,11 @@ PLIST, MEM = instructions(5), seeded_memory(13, 1 << 15)
 
 
 def configs(width):
-    return [SimConfig(seed=2, width=width),
-            SimConfig(seed=6, width=width, p_req_ready=0.75, p_resp_valid=0.7,
-                      p_write_ready=0.65, p_instr_valid=0.6)]
+    """Two batches in one start at W = 32; at W = 64 and 128 the one with back-pressure (the
+    harness's batch sequencing does not depend on W, and these builds simulate slowly)."""
+    stalled = SimConfig(seed=6, width=width, p_req_ready=0.75, p_resp_valid=0.7,
+                        p_write_ready=0.65, p_instr_valid=0.6)
+    return [SimConfig(seed=2, width=width), stalled] if width == 32 else [stalled]
 
 
 @functools.cache
