@@ -1,6 +1,6 @@
-"""The batch LoadDataWithTranspose harness on Icarus and Verilator: two batches in one
-simulator start give the golden model's L0 and fault codes, and the same cycles as the
-Python-driven bench on Amaranth's simulator with the same stall seeds."""
+"""The batch LoadDataWithTranspose harness on Icarus and Verilator at W = 32 and 128: two
+batches in one simulator start give the golden model's L0 and fault codes, and the same cycles
+as the Python-driven bench on Amaranth's simulator with the same stall seeds."""
 
 import functools
 
@@ -18,16 +18,17 @@ BATCHES = [(CALLS, L0, 3, 0.0), (CALLS, L0, 8, 0.35)]
 
 
 @functools.cache
-def python_bench():
-    return [simulate_l1l0(c, L1, init, seed=seed, stall=stall)
+def python_bench(width):
+    return [simulate_l1l0(c, L1, init, seed=seed, stall=stall, width=width)
             for c, init, seed, stall in BATCHES]
 
 
+@pytest.mark.parametrize("width", [32, 128])
 @pytest.mark.parametrize("sim", SIMULATORS)
-def test_batch_l1l0_on_a_verilog_simulator(sim):
+def test_batch_l1l0_on_a_verilog_simulator(sim, width):
     need(sim)
-    got = run_l1l0_batches(BATCHES, L1, sim,                      # regress's build
-                           **ops.get("load-data-with-transpose").harness_args())
-    for (c, init, _, _), res, want in zip(BATCHES, got, python_bench()):
+    op = ops.get("load-data-with-transpose").at_width(width)
+    got = run_l1l0_batches(BATCHES, L1, sim, **op.harness_args())      # regress's build
+    for (c, init, _, _), res, want in zip(BATCHES, got, python_bench(width)):
         same_result(res, want)
         assert compare_l1l0(c, L1, init, res) == []

@@ -34,7 +34,8 @@ from amaranth.lib.wiring import In, Out
 
 from tilecosim.hdl.common import LINE_BYTES, check_choice
 
-__all__ = ["TransposeRow", "TransposeLine", "SquareTranspose", "NaiveTranspose", "ChunkTranspose"]
+__all__ = ["TransposeRow", "TransposeLine", "SquareTranspose", "NaiveTranspose", "ChunkTranspose",
+           "lane_rows"]
 
 LINE_BITS = 8 * LINE_BYTES
 
@@ -57,16 +58,47 @@ class _Transpose(wiring.Component):
     ``line_bits`` is the width of a row and a column (256 in both engines; the formal proofs
     also build 64-bit instances of the same code, whose squares are 8x8 b8 .. 1x1 b64)."""
 
-    def __init__(self, max_rows: int = 32, line_bits: int = LINE_BITS):
+    def __init__(self, max_rows: int = 32, line_bits: int = LINE_BITS, widest: int = 64):
         check_choice("line_bits", line_bits, (64, 128, 256))
-        # line_bits/8 rows: b8..b64; line_bits/4: b4 too
-        check_choice("max_rows", max_rows, (line_bits // 8, line_bits // 4))
+        check_choice("widest", widest, tuple(w for w in (64, 128) if w <= line_bits))
+        # line_bits/8 rows: b8..b64; line_bits/4: b4 too; widest 128: line_bits/16 (b16..)
+        check_choice("max_rows", max_rows, (line_bits // 8, line_bits // 4)
+                     + ((line_bits // 16,) if widest == 128 else ()))
         self.max_rows = max_rows
         self.line_bits = line_bits
         #: the element sizes (log2 of the bits) the unit takes
-        self.sizes = range(2 if max_rows == line_bits // 4 else 3, 7)
+        self.sizes = range((line_bits // max_rows).bit_length() - 1, widest.bit_length())
         super().__init__({"i": In(stream.Signature(row_layout(line_bits))),
                           "o": Out(stream.Signature(line_layout(line_bits)))})
+
+
+def lane_rows(m: Module, data, width: int, code, cases: dict) -> list:
+    """The rows of the P = ``width``/32 transpose lanes that take one W-byte beat together.
+
+    ``cases`` maps each value of ``code`` to (e, G): the beat holds G consecutive source rows
+    of S x S squares of e-bit elements (S = 256 / e), each row C elements of U squares side by
+    side: U = P/G squares of C = S columns when G <= P, else one square's first C = S*P/G
+    columns (a square narrower than S).  Row g's elements of square s are chunk g*U + s of
+    C elements.  Lane p takes columns p, p+P, p+2P, .. of every square, each as a
+    super-element of its G rows (row 0 in the low bits): C/P columns of square s, then of
+    square s+1.  A lane is then a square of S/G x S/G elements of G*e bits, and its column c
+    is column p + P*(c mod C/P) of square c // (C/P), all S rows: the P lanes' column c is P
+    consecutive transposed lines of one square, one W-byte beat, in line order.  The one
+    lane at W = 32 takes a beat of G = 1 as it is."""
+    P = width // LINE_BYTES
+    if P == 1 and all(G == 1 for _, G in cases.values()):
+        return [data]
+    rows = [Signal(LINE_BITS, name=f"lane{p}_row") for p in range(P)]
+    with m.Switch(code):
+        for k, (e, G) in cases.items():
+            side = LINE_BITS // e
+            U, C = (P // G, side) if G <= P else (1, side * P // G)
+            with m.Case(k):
+                for p in range(P):
+                    m.d.comb += rows[p].eq(Cat(
+                        data.word_select((g * U + s) * C + p + P * j, e)
+                        for s in range(U) for j in range(C // P) for g in range(G)))
+    return rows
 
 
 class _Storage:
@@ -181,7 +213,9 @@ class _Alternating:
 class SquareTranspose(_Alternating, _Transpose):
     """Transpose with one square of storage, alternating orientation (see module doc).
 
-    ``max_rows`` 32 handles b8..b64 (1 KB of storage); 64 adds b4 (2 KB).
+    ``max_rows`` 32 handles b8..b64 (1 KB of storage); 64 adds b4 (2 KB); ``widest`` 128
+    adds b128, and with it ``max_rows`` 16 (b16..b128, 512 B; the lanes of the L1 -> L0
+    engine at W = 128).
     """
 
     def _storage(self, m):

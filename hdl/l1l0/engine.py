@@ -6,16 +6,30 @@ Ports (streams):
   float/(u)int32), dst_l0b, repeat, start, src_stride, dst_gap, dst_frac_gap, src_frac_gap,
   addr_mode, src, dst} (byte addresses in L1 and L0)
 * ``l1_size``, ``l0_size`` in -- buffer sizes, for the OutOfBounds checks
-* ``rd`` out / ``rd_data`` in -- L1 reads of one 32-byte row, responses in order
-* ``wr`` out -- L0 writes of one 32-byte line {addr, data}
+* ``rd`` out / ``rd_data`` in -- L1 reads of W bytes (P = W/32 consecutive 32-byte rows of
+  one fractal, at a 32-byte aligned address), responses in order
+* ``wr`` out -- L0 writes of W bytes {addr, data}: P consecutive lines of one fractal, at a
+  W-aligned address
 * ``done`` out -- one completion per op, in order, with its D8 fault code
 
 Each iteration's square goes through the transpose unit shared with TLOAD (b4 64x64 nibbles,
 b8 32x32, b16 16x16); a b32 square of two 16x8 fractals side by side is four 8x8 b32
 squares: [[A, B], [C, D]] transposed is [[A', C'], [B', D']], so A and B fill the first
-destination fractal and C and D the second.  Source rows are read at one per cycle and lines
-written at one per cycle, with no gap between squares or ops; the first line of a square
-leaves after its S rows have arrived (S = 64, 32, 16, 8).
+destination fractal and C and D the second.  P source rows are read a cycle and P lines
+written a cycle, with no gap between squares or ops; the first lines of a square leave after
+its S rows have arrived (S = 64, 32, 16, 8), S/P cycles after its first read.
+
+At W = 32 (P = 1) one transpose unit takes the rows as they come.  At W = 64 and 128 a read
+brings P rows of one square, and P transpose lanes take it together (lane p: columns p, p+P,
+.. of the square as super-elements of P rows; see :func:`~tilecosim.hdl.transpose.lane_rows`):
+each lane is a square of S/P x S/P elements of P times the element bits, and the lanes' column
+c is lines P*c .. P*c+P-1 of the transposed square, which lie side by side in L0 (P divides
+the 16 lines of a fractal and the 8 of a b32 quarter).  Storage is P squares of 256 bits x
+S/P rows: 2 KB at W = 32 (b4), 2 KB at W = 64 and 128 (W=128: 4 lanes x 16 rows).
+
+Latency: the first lines are written S/P + 3 cycles after the op is accepted, at L1 latency 2
+(S/P reads, L1's two cycles, the lanes' output register).  Throughput: W bytes a cycle in and
+out.
 
 Faults are found before the first read, in the model's order: ParameterRange,
 IllegalParameter (int4b or V2 to L0A, V2 with int4b), Alignment (dst 512 B, src 32 B), and
@@ -32,9 +46,9 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from tilecosim.hdl.common import (FRACTAL_BYTES, LINE_BYTES, Completion, FaultCode,
-                                  check_at_least, check_choice, first_fault)
+                                  check_at_least, check_choice, check_width, first_fault)
 from tilecosim.hdl.completion import CompletionQueue
-from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose
+from tilecosim.hdl.transpose import NaiveTranspose, SquareTranspose, lane_rows
 
 __all__ = ["L1L0Engine", "LdtOp"]
 
@@ -50,11 +64,14 @@ Square = data.StructLayout({"dst_base": 48, "frac_step": 32, "quarter": 2, "b32"
 
 
 class L1L0Engine(wiring.Component):
-    """LoadDataWithTranspose engine (see module doc).  ``depth``: L1 reads in flight."""
+    """LoadDataWithTranspose engine (see module doc).  ``width``: bytes per L1 read and L0
+    write (32, 64, 128); ``depth``: L1 reads in flight."""
 
-    def __init__(self, depth: int = 16, transpose: str = "square"):
+    def __init__(self, width: int = 32, depth: int = 16, transpose: str = "square"):
+        check_width(width)
         check_at_least("depth", depth, 2, "reads in flight")
         check_choice("transpose", transpose, ("square", "naive"))
+        self.width = width
         self.depth = depth
         self.transpose_kind = transpose
         super().__init__({
@@ -62,8 +79,8 @@ class L1L0Engine(wiring.Component):
             "l1_size": In(32),
             "l0_size": In(32),
             "rd": Out(stream.Signature(data.StructLayout({"addr": 32}))),
-            "rd_data": In(stream.Signature(8 * LINE_BYTES)),
-            "wr": Out(stream.Signature(data.StructLayout({"addr": 32, "data": 8 * LINE_BYTES}))),
+            "rd_data": In(stream.Signature(8 * width)),
+            "wr": Out(stream.Signature(data.StructLayout({"addr": 32, "data": 8 * width}))),
             "done": Out(stream.Signature(Completion)),
         })
 
@@ -72,9 +89,12 @@ class L1L0Engine(wiring.Component):
         m.submodules.rows = rows = fifo.SyncFIFOBuffered(width=3, depth=self.depth)  # per read
         m.submodules.squares = squares = fifo.SyncFIFO(width=Square.size, depth=4)
         m.submodules.completions = cq = CompletionQueue()
-        m.submodules.transpose = tr = (SquareTranspose(max_rows=64)
-                                       if self.transpose_kind == "square"
-                                       else NaiveTranspose(max_rows=64))
+        P = self.width // LINE_BYTES
+        unit = SquareTranspose if self.transpose_kind == "square" else NaiveTranspose
+        # the lanes' elements are P x 4 .. P x 32 bits: 64 rows at P = 1, 32 at 2, 16 at 4
+        lanes = [unit(max_rows=64 // P, widest=128 if P == 4 else 64) for _ in range(P)]
+        for k, lane in enumerate(lanes):
+            m.submodules[f"transpose{k}" if P > 1 else "transpose"] = lane
         connect(m, cq.done, flipped(self.done))
 
         fault = self._check(m)
@@ -82,11 +102,11 @@ class L1L0Engine(wiring.Component):
         busy = Signal()
         i = Signal(8)                    # iteration
         q = Signal(2)                    # b32: sub-square A, B, C, D
-        r = Signal(7)                    # row of the square
+        r = Signal(7)                    # row of the square (the first of the P read)
         finishing = self._read(m, cur, busy, i, q, r, rows.w_stream, squares.w_stream)
         self._accept(m, fault, cur, busy, i, q, r, finishing, cq)
-        self._rows_in(m, rows.r_stream, tr)
-        self._lines_out(m, tr, squares.r_stream, cq)
+        self._rows_in(m, rows.r_stream, lanes)
+        self._lines_out(m, lanes, squares.r_stream, cq)
         return m
 
     def _check(self, m):
@@ -145,9 +165,10 @@ class L1L0Engine(wiring.Component):
                                (oob, FaultCode.OutOfBounds)], name="fault")
 
     def _read(self, m, cur, busy, i, q, r, rows, squares):
-        """One L1 row a cycle of the op being issued (its element size into ``rows``), its
-        square's destination into ``squares`` with its last row (both FIFO write streams);
+        """P L1 rows a cycle of the op being issued (its element size into ``rows``), its
+        square's destination into ``squares`` with its last read (both FIFO write streams);
         returns ``finishing`` (the op's last read goes now)."""
+        P = self.width // LINE_BYTES
         c_b32 = cur.log2_ebits == 5
         side = Signal(8)
         m.d.comb += side.eq(Mux(c_b32, 8, 256 >> cur.log2_ebits))
@@ -167,7 +188,7 @@ class L1L0Engine(wiring.Component):
             m.d.comb += frac_addr.eq(cur.src + (sq_index + j * (cur.src_frac_gap[:16] + 1)) * frac)
         with m.Else():
             m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * frac) + j * frac)
-        last_row = r == side - 1
+        last_row = r == side - P
         last_q = ~c_b32 | (q == 3)
         last_i = i == cur.repeat[:8] - 1
         m.d.comb += [
@@ -188,7 +209,7 @@ class L1L0Engine(wiring.Component):
         finishing = Signal()
         with m.If(issue):
             with m.If(~last_row):
-                m.d.sync += r.eq(r + 1)
+                m.d.sync += r.eq(r + P)
             with m.Else():
                 m.d.sync += r.eq(0)
                 with m.If(~last_q):
@@ -218,31 +239,45 @@ class L1L0Engine(wiring.Component):
         with m.If(cq.started):
             m.d.sync += [cur.eq(op), busy.eq(1), i.eq(0), q.eq(0), r.eq(0)]
 
-    def _rows_in(self, m, rows, tr):
-        """Rows from L1 into the transpose unit, each with the element size it was read for."""
+    def _rows_in(self, m, rows, lanes):
+        """Rows from L1 into the transpose lanes, each read with the element size it was
+        read for (at W > 32 the lanes' elements are P times as wide, P rows deep)."""
+        P = self.width // LINE_BYTES
+        log2_p = P.bit_length() - 1
+        lb = rows.payload
+        data = lane_rows(m, self.rd_data.payload, self.width, lb,
+                         {k: (1 << k, P) for k in range(2, 6)})
+        lane0 = lanes[0]
+        for lane, row in zip(lanes, data):
+            m.d.comb += [
+                lane.i.valid.eq(self.rd_data.valid & rows.valid),
+                lane.i.payload.data.eq(row),
+                lane.i.payload.log2_ebits.eq(lb + log2_p),
+                lane.i.payload.lines.eq(Mux(lb == 5, 8, 256 >> lb) >> log2_p),
+            ]
         m.d.comb += [
-            tr.i.valid.eq(self.rd_data.valid & rows.valid),
-            tr.i.payload.data.eq(self.rd_data.payload),
-            tr.i.payload.log2_ebits.eq(rows.payload),
-            tr.i.payload.lines.eq(Mux(rows.payload == 5, 8, 256 >> rows.payload)),
-            self.rd_data.ready.eq(tr.i.ready & rows.valid),
+            self.rd_data.ready.eq(lane0.i.ready & rows.valid),
             rows.ready.eq(self.rd_data.valid & self.rd_data.ready),
         ]
 
-    def _lines_out(self, m, tr, squares, cq):
-        """Transposed lines to their L0 addresses; an op's last line goes only when its
-        completion can be queued."""
+    def _lines_out(self, m, lanes, squares, cq):
+        """The lanes' columns (P transposed lines) to their L0 addresses; an op's last lines
+        go only when its completion can be queued."""
+        P = self.width // LINE_BYTES
+        tr = lanes[0]
         g = Square(squares.payload)
-        line = tr.o.payload.index
+        line = Signal(7)
+        m.d.comb += line.eq(tr.o.payload.index * P)
         waddr = Mux(g.b32,
                     g.dst_base + g.quarter[1] * g.frac_step + Cat(line[:3], g.quarter[0]) * 32,
                     g.dst_base + (line >> 4) * g.frac_step + line[:4] * 32)
         last_line = tr.o.payload.last & g.last
+        ready = self.wr.ready & squares.valid & (~last_line | cq.room)
         m.d.comb += [
             self.wr.valid.eq(tr.o.valid & squares.valid & (~last_line | cq.room)),
             self.wr.payload.addr.eq(waddr[:32]),
-            self.wr.payload.data.eq(tr.o.payload.data),
-            tr.o.ready.eq(self.wr.ready & squares.valid & (~last_line | cq.room)),
-            squares.ready.eq(tr.o.valid & tr.o.ready & tr.o.payload.last),
-            cq.finished.eq(tr.o.valid & tr.o.ready & last_line),
+            self.wr.payload.data.eq(Cat(lane.o.payload.data for lane in lanes)),
+            squares.ready.eq(tr.o.valid & ready & tr.o.payload.last),
+            cq.finished.eq(tr.o.valid & ready & last_line),
         ]
+        m.d.comb += [lane.o.ready.eq(ready) for lane in lanes]

@@ -11,7 +11,8 @@ tile 0, 1, .. n-1 and emits, one per cycle, the *runs* that fill them:
   runs go to the chunk transposer, P rows at a time;
 * ND2ZN, DN2NZ -- a group of L lines (L = min(S, tile extent), S = 32/esize) of each of U
   squares side by side is the transpose of S source runs of U * L elements: the runs go
-  to the transpose lanes;
+  to the transpose lanes; a dense tile whose rows are narrower than W (the decoder's
+  ``log2_stack``) reads G = 2**log2_stack rows a run, S/G runs a group;
 * a flat tile (see the decoder) -- run q is bytes q*W .. q*W + W - 1 of tile and source.
 
 Each run carries its memory address, how many of its bytes are valid (0: a
@@ -57,6 +58,7 @@ def Run(width: int = LINE_BYTES) -> data.StructLayout:
         "group_end": 1,       # transpose: last run of its square; chunk: of its P rows
         "log2_lines": 3,      # transpose: log2 lines of the group
         "log2_lanes": 2,      # chunk, transpose: log2 lanes of the run
+        "log2_stack": 2,      # transpose: log2 source rows of the run (G)
         "log2_step": 5,       # chunk: log2 lines from one lane's lines to the next
         "valid_lines": 8,     # transpose: elements of the run holding data (all its lanes)
         "valid_elems": 6,     # transpose: valid elements in each of those lines
@@ -147,6 +149,8 @@ class FractalAddressGenerator(wiring.Component):
         rsh = Signal(5)                        # NORM: log2 runs per row
         esh = Signal(3)                        # NORM: log2 elements per run
         gsh = Signal(5)                        # transpose: log2 groups per fractal row/column
+        log2_rq = Signal(3)                    # transpose: log2 runs per group (S / G)
+        m.d.comb += log2_rq.eq(log2_side - cur.log2_stack)
         with m.Switch(cur.layout):
             with m.Case(TLoadLayout.NORM):
                 lrl = cur.log2_lines
@@ -174,24 +178,24 @@ class FractalAddressGenerator(wiring.Component):
                              line.eq(((q >> cur.log2_cols) << (cur.log2_cols + lanes)) | major),
                              r["step"].eq(cur.log2_cols)]
             with m.Case(TLoadLayout.ND2ZN):
-                g = q >> log2_side
+                g = q >> log2_rq
                 m.d.comb += gsh.eq(cur.log2_cols - cur.log2_lines - lanes)
                 fi = g >> gsh
                 jg = g & _mask(gsh)
-                m.d.comb += [kind.eq(KIND_TRANSPOSE), a.eq(q & _mask(log2_side)),
+                m.d.comb += [kind.eq(KIND_TRANSPOSE), a.eq((q & _mask(log2_rq)) << cur.log2_stack),
                              major0.eq(fi << log2_side),
-                             major.eq((fi << log2_side) + (q & _mask(log2_side))),
+                             major.eq((fi << log2_side) + a),
                              minor.eq(minor_off + (jg << (cur.log2_lines + lanes))),
                              nel.eq(1 << (cur.log2_lines + lanes)),
                              line.eq((fi << cur.log2_cols) + (jg << (cur.log2_lines + lanes)))]
             with m.Case(TLoadLayout.DN2NZ):
-                g = q >> log2_side
+                g = q >> log2_rq
                 m.d.comb += gsh.eq(cur.log2_rows - cur.log2_lines - lanes)
                 fj = g >> gsh
                 ig = g & _mask(gsh)
-                m.d.comb += [kind.eq(KIND_TRANSPOSE), a.eq(q & _mask(log2_side)),
+                m.d.comb += [kind.eq(KIND_TRANSPOSE), a.eq((q & _mask(log2_rq)) << cur.log2_stack),
                              major0.eq(fj << log2_side),
-                             major.eq((fj << log2_side) + (q & _mask(log2_side))),
+                             major.eq((fj << log2_side) + a),
                              minor.eq(minor_off + (ig << (cur.log2_lines + lanes))),
                              nel.eq(1 << (cur.log2_lines + lanes)),
                              line.eq((fj << cur.log2_rows) + (ig << (cur.log2_lines + lanes)))]
@@ -253,14 +257,15 @@ class FractalAddressGenerator(wiring.Component):
             m.d.sync += [
                 self.o.valid.eq(1),
                 o.addr.eq(cur.base + major * cur.stride + (minor << log2_esize)),
-                o.read_bytes.eq(run["velems"] << log2_esize),
+                o.read_bytes.eq((run["velems"] << log2_esize) << cur.log2_stack),
                 o.kind.eq(run["kind"]), o.tile.eq(k), o.line.eq(run["line"]),
                 o.line_off.eq(run["line_off"]), o.line_end.eq(run["line_end"]),
                 o.group_end.eq(Mux(run["kind"] == KIND_CHUNK,
                                    (q & ((1 << self.log2_p) - 1)) == (1 << self.log2_p) - 1,
-                                   run["a"] == (LINE_BYTES >> log2_esize) - 1)),
+                                   run["a"] == (LINE_BYTES >> log2_esize) - (1 << cur.log2_stack))),
                 o.log2_lines.eq(cur.log2_lines), o.valid_lines.eq(run["span"]),
-                o.log2_lanes.eq(cur.log2_lanes), o.log2_step.eq(run["step"]),
+                o.log2_lanes.eq(cur.log2_lanes), o.log2_stack.eq(cur.log2_stack),
+                o.log2_step.eq(run["step"]),
                 o.valid_elems.eq(run["av"]), o.log2_esize.eq(log2_esize),
                 o.pattern.eq(cur.pattern), o.null.eq(cur.null),
                 o.instr_last.eq(last_q & last_k),

@@ -48,6 +48,7 @@ Decoded = data.StructLayout({
     "log2_runs": 5,          # log2 runs per output tile
     "log2_lines": 3,         # log2 lines per transpose group / log2 bytes per NORM run
     "log2_lanes": 2,         # log2 32-byte lanes a run of ND2NZ..DN2NZ spans (W > 32)
+    "log2_stack": 2,         # log2 source rows a transposing run reads (see _stack)
     "valid_major": 23,       # valid extent along the source's major axis (rows of ND, cols of DN)
     "valid_minor": 23,       # valid extent along the minor axis
     "base": 64,
@@ -112,9 +113,13 @@ class TLoadDecoder(wiring.Component):
         log2_runs, log2_lines, log2_lanes = self._runs_per_tile(m, ins, log2_esize, geo)
         flat, flat_bytes = self._flat(m, ins, log2_esize, geo, stride, valid_major, valid_minor)
         log2_w = self.width.bit_length() - 1
+        log2_stack = self._stack(m, ins, log2_esize, geo, stride, valid_major, valid_minor)
         with m.If(flat):                 # W-byte runs
             m.d.comb += [log2_runs.eq(geo["log2_size"] - log2_w), log2_lines.eq(log2_w),
                          log2_lanes.eq(0)]
+        with m.Elif(log2_stack != 0):    # several source rows a run
+            m.d.comb += log2_runs.eq(geo["log2_rows"] + geo["log2_cols"] - log2_lines
+                                     - log2_lanes - log2_stack)
         decoded = Signal(Decoded)
         limit = 1 << 22
         m.d.comb += [
@@ -123,6 +128,7 @@ class TLoadDecoder(wiring.Component):
             decoded.n.eq(ins.n), decoded.log2_rows.eq(geo["log2_rows"]),
             decoded.log2_cols.eq(geo["log2_cols"]), decoded.log2_runs.eq(log2_runs),
             decoded.log2_lines.eq(log2_lines), decoded.log2_lanes.eq(log2_lanes),
+            decoded.log2_stack.eq(log2_stack),
             decoded.valid_major.eq(Mux(valid_major > limit, limit, valid_major)),
             decoded.valid_minor.eq(Mux(valid_minor > limit, limit, valid_minor)),
             decoded.base.eq(ins.base), decoded.stride.eq(stride), decoded.fault.eq(fault),
@@ -219,6 +225,30 @@ class TLoadDecoder(wiring.Component):
                 & (stride == (1 << log2_minor_bytes)) & (valid_minor == (1 << log2_minor)))
         flat_bytes = Mux(valid_major > (1 << MAX_LOG_SIZE), 0, valid_major << log2_minor_bytes)
         return flat, flat_bytes
+
+    def _stack(self, m, ins, log2_esize, geo, stride, valid_major, valid_minor):
+        """log2 G, the source rows one transposing run reads (ND2ZN, DN2NZ).  A run reads a
+        row of the tile (an ND source's row, a DN source's column); when the rows are
+        narrower than W and lie back to back in the source (the stride is their length), the
+        tile being one output, all of each row valid and the valid rows a multiple of G,
+        G = W / row bytes rows are one W-byte read, and the transpose lanes take them as
+        elements G times as wide (at most 64 bits; the ZN/NZ shape rules keep every legal
+        G within it): U = P / G squares side by side, or at b8 with rows of 16 elements one
+        half-square of G = 2P rows.  0 otherwise."""
+        log2_w = self.width.bit_length() - 1
+        dn = TLoadLayout.where(ins.layout, "source_dn")
+        log2_minor = Mux(dn, geo["log2_rows"], geo["log2_cols"])
+        log2_minor_bytes = Signal(6)
+        m.d.comb += log2_minor_bytes.eq(log2_minor + log2_esize)
+        g = Signal(3)
+        m.d.comb += g.eq(log2_w - log2_minor_bytes)
+        dense = ((ins.n == 1) & (log2_minor_bytes < log2_w) & (g + log2_esize <= 3)
+                 & (stride == (1 << log2_minor_bytes)) & (valid_minor == (1 << log2_minor))
+                 & ((valid_major & ((1 << g) - 1)) == 0))
+        log2_stack = Signal(2)
+        with m.If(TLoadLayout.where(ins.layout, "transposing") & dense):
+            m.d.comb += log2_stack.eq(g)
+        return log2_stack
 
     def _runs_per_tile(self, m, ins, log2_esize, geo):
         """(log2 runs per output tile, log2 lines per transpose group or bytes per NORM run,

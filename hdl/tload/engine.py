@@ -59,7 +59,7 @@ from tilecosim.hdl.tload.addrgen import (KIND_CHUNK, KIND_DIRECT, KIND_TRANSPOSE
 from tilecosim.hdl.tload.decode import LOG2_LINE, TLoadDecoder, check_config
 from tilecosim.hdl.tload.padmerge import PadMerge
 from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
-from tilecosim.hdl.transpose import ChunkTranspose, NaiveTranspose, SquareTranspose
+from tilecosim.hdl.transpose import ChunkTranspose, NaiveTranspose, SquareTranspose, lane_rows
 
 __all__ = ["TLoadEngine", "Check"]
 
@@ -227,11 +227,11 @@ class TLoadEngine(wiring.Component):
                         consume.eq(chunk.i.ready & (~head.group_end | cgroups.ready)),
                     ]
         m.d.comb += [runs.ready.eq(consume), self.resp.ready.eq(consume & head_reads)]
-        rows = self._lane_rows(m, rdata, head.log2_esize)
+        rows = self._lane_rows(m, rdata, head.log2_esize, head.log2_stack)
         for k, lane in enumerate(lanes):
             m.d.comb += [
                 lane.i.payload.data.eq(rows[k]),
-                lane.i.payload.log2_ebits.eq(head.log2_esize + 3),
+                lane.i.payload.log2_ebits.eq(head.log2_esize + 3 + head.log2_stack),
                 # each lane emits its share of the group's lines (W > 32: a P-th)
                 lane.i.payload.lines.eq(((1 << head.log2_lines) << head.log2_lanes) >> (P.bit_length() - 1)),
             ]
@@ -265,28 +265,14 @@ class TLoadEngine(wiring.Component):
             ]
         return {"out": line_out, "data": line_data, "valid": line_valid, "head": head}
 
-    def _lane_rows(self, m, rdata, log2_esize):
-        """The rows of the P transpose lanes for a run of U <= P squares side by side (32
-        bytes of each): lane p takes columns p, p+P, p+2P, .. of every square, square q's
-        in elements q*S/P .. (q+1)*S/P - 1 of its row (S = 32/esize).  Column c of lane p is
-        then column p + P*(c mod S/P) of square c // (S/P): the P lanes' column c is P
-        consecutive lines of one square, one W-byte beat, in the order of the tile.  At
-        W = 32 the one lane takes the run as it is."""
-        P = self.width // LINE_BYTES
-        if P == 1:
-            return [rdata]
-        rows = [Signal(8 * LINE_BYTES, name=f"lane{p}_row") for p in range(P)]
-        with m.Switch(log2_esize):
-            for lg in range(4):
-                e = 8 << lg                              # element bits
-                side = LINE_BYTES >> lg                  # S
-                per = side // P                          # columns of a square in a lane
-                with m.Case(lg):
-                    for p in range(P):
-                        m.d.comb += rows[p].eq(Cat(
-                            rdata.word_select(q * side + p + P * k, e)
-                            for q in range(P) for k in range(per)))
-        return rows
+    def _lane_rows(self, m, rdata, log2_esize, log2_stack):
+        """The rows of the P transpose lanes for a run of G source rows (G = 2**log2_stack;
+        see the decoder's ``_stack``) of U <= P/G squares side by side, or of half a b8 square
+        (G = 2P), :func:`~tilecosim.hdl.transpose.lane_rows`; G x element bits <= 64."""
+        log2_p = self.width.bit_length() - 1 - LOG2_LINE
+        cases = {lg | ls << 2: (8 << lg, 1 << ls) for lg in range(4) for ls in range(4)
+                 if ls == 0 or ((8 << lg << ls) <= 64 and ls <= log2_p + (lg == 0))}
+        return lane_rows(m, rdata, self.width, Cat(log2_esize, log2_stack), cases)
 
     def _wide_into_padmerge(self, m, line, lanes, groups, chunk, cgroups, pm):
         """W > 32: a direct beat; else the P transpose lanes' column c (lines of one square,

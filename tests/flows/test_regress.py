@@ -106,7 +106,6 @@ def test_regress_at_a_wider_beat(tmp_path, width, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--width", "64"], "--width 64: load-data-with-transpose runs at W = 32 only"),
     (["--width", "48"], "--width: invalid choice: 48"),
     (["--ops", "tload,bogus"], "--ops: 'tload,bogus': a comma-separated list of"),
     (["--count", "0"], "--count '0' must be in 1..100000"),

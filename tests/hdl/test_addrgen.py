@@ -88,9 +88,22 @@ def source_bytes(p):
                   for r in range(major) for c in range(minor) for k in range(e))
 
 
+def stacked(p):
+    """Issue 18's dense narrow rows at W = 32: a transposing tile of one output whose b8
+    source rows (ND; DN: columns) are 16 bytes, back to back, all of each valid and an even
+    number of them valid moves two rows a 32-byte run."""
+    pl = plan(p, MEM)
+    dn = p.layout.source_dn
+    minor, vmajor, vminor = ((pl.out_rows, p.valid_col, p.valid_row) if dn else
+                             (pl.out_cols, p.valid_row, p.valid_col))
+    return (p.layout.transposing and p.dtype.esize == 1 and pl.n == 1 and minor == 16
+            and pl.stride == 16 and vminor == 16 and vmajor % 2 == 0)
+
+
 def runs_needed(p):
     """One run per 32-byte destination line, except narrow NORM rows (one run per row) and
-    the transposing layouts (S = 32/esize source runs per group of min(S, extent) lines)."""
+    the transposing layouts (S = 32/esize source runs per group of min(S, extent) lines, half
+    as many when two rows make a run)."""
     pl = plan(p, MEM)
     e = p.dtype.esize
     size = p.outputs[0][1]
@@ -101,7 +114,7 @@ def runs_needed(p):
         return lines
     s = 32 // e
     extent = pl.out_rows if p.layout.source_dn else pl.out_cols
-    return lines // min(s, extent) * s
+    return lines // min(s, extent) * s // (2 if stacked(p) else 1)
 
 
 def check(params):
@@ -154,3 +167,19 @@ def test_faults_leave_on_the_fault_stream_and_make_no_run():
     runs, faults = runs_of([bad, good, bad])
     assert faults == [2, 2]                                   # IllegalParameter, twice
     assert len(runs) == runs_needed(good) and runs[-1]["instr_last"] == 1
+
+
+@pytest.mark.parametrize("layout", [L.ND2ZN, L.DN2NZ])
+@pytest.mark.parametrize("valid", [64, 63, 62, 1, 0])
+def test_dense_16_byte_b8_rows_are_read_two_a_run(layout, valid):
+    """b8 rows of 16 bytes back to back: two a run when an even number of them is valid,
+    one a run otherwise -- never a byte outside the valid block; beside them the same tile
+    with a longer stride (one row a run)."""
+    dn = layout.source_dn
+    shape = dict(valid_col=valid, valid_row=16, col=64) if dn else \
+        dict(valid_col=16, valid_row=valid, col=16)
+    params = [TLoadParams(layout, "S8", outputs=(("T", 1024),), **shape),
+              TLoadParams(layout, "S8", outputs=(("T", 1024),), stride=48, **shape)]
+    assert [stacked(p) for p in params] == [valid % 2 == 0, False]
+    check(params)
+

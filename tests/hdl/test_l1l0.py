@@ -14,12 +14,13 @@ from tilecosim.model.load_data import (LDT_DTYPES, LoadData2dTransposeParams as 
 from ..model.test_load_data import KEY_EXAMPLES, OUTER_LOOP, SQ_BYTES, as_bytes, ceil_div, padded
 
 
-def check(calls, l1, l0_bytes=16384, seed=0, stall=0.0, transpose="square", l0_init=None):
+def check(calls, l1, l0_bytes=16384, seed=0, stall=0.0, transpose="square", l0_init=None,
+          width=32):
     init = np.random.default_rng(seed).integers(0, 256, l0_bytes, dtype=np.uint8) \
         if l0_init is None else l0_init
     res, problems = run_and_compare_l1l0(calls, l1, init, seed=seed, stall=stall,
-                                         transpose=transpose)
-    assert problems == [], "\n".join(problems + [f"calls: {calls}", f"seed {seed}"])
+                                         transpose=transpose, width=width)
+    assert problems == [], "\n".join(problems + [f"calls: {calls}", f"seed {seed}, W {width}"])
     return res
 
 
@@ -35,10 +36,24 @@ def test_random_calls_back_to_back(dtype):
         check(calls, l1, seed=k, stall=0.2 if k else 0.0)
 
 
+@pytest.mark.parametrize("width", [64, 128])
+def test_every_data_type_at_a_wider_beat(width):
+    """W = 64 and 128: P rows a read into P transpose lanes, P lines a write; random V1 and
+    V2 calls of every data type back to back, with and without stalls."""
+    rng = random.Random(width)
+    l1 = np.random.default_rng(width).integers(0, 256, 32768, dtype=np.uint8)
+    for k in range(2):
+        calls = [random_ldt_call(rng, dt) for dt in LDT_DTYPES for _ in range(2)]
+        calls = [LdtCall(c.params, "L0B", c.dst, c.src) for c in calls]
+        check(calls, l1, seed=k, stall=0.3 if k else 0.0, width=width)
+
+
+@pytest.mark.parametrize("width", [32, 128])
 @pytest.mark.parametrize("dtype,kw,placements", KEY_EXAMPLES)
-def test_key_feature_examples(dtype, kw, placements):
+def test_key_feature_examples(dtype, kw, placements, width):
     l1 = np.random.default_rng(1).integers(0, 256, 16384, dtype=np.uint8)
-    check([LdtCall(V1(dtype, **kw), "L0B" if dtype == "int4b" else "L0A")], l1, 8192)
+    check([LdtCall(V1(dtype, **kw), "L0B" if dtype == "int4b" else "L0A")], l1, 8192,
+          width=width)
 
 
 @pytest.mark.parametrize("dtype,kw,dst_step,slot", OUTER_LOOP)
@@ -64,11 +79,11 @@ def test_e2e_matrix_b_int8_nz_to_zn_on_the_engine():
     np.testing.assert_array_equal(res.l0[:want.size], want)
 
 
-@pytest.mark.parametrize("transpose", ["square", "naive"])
-def test_both_transpose_units(transpose):
+@pytest.mark.parametrize("transpose,width", [("square", 32), ("naive", 32), ("naive", 64)])
+def test_both_transpose_units(transpose, width):
     l1 = np.random.default_rng(9).integers(0, 256, 32768, dtype=np.uint8)
     calls = [LdtCall(V1(dt, repeat_times=2, src_stride=1, dst_gap=3), "L0B") for dt in LDT_DTYPES]
-    check(calls, l1, seed=4, stall=0.1, transpose=transpose)
+    check(calls, l1, seed=4, stall=0.1, transpose=transpose, width=width)
 
 
 FAULTS = [
@@ -96,13 +111,16 @@ def test_faults_and_no_op(case):
     assert res.faults == [code] and res.reads == 0 and res.first_write is None
 
 
-def test_efficiency_bound_repeat_4():
-    """One row in and one line out per cycle: R iterations of S-row squares take about
-    R*S + S cycles plus the pipeline (the first line needs the square's S rows)."""
+@pytest.mark.parametrize("width", [32, 64, 128])
+def test_efficiency_bound_repeat_4(width):
+    """W bytes in and out per cycle: R iterations of S-row squares take about (R*S + S)/P
+    cycles plus the pipeline (the first lines need the square's S rows, S/P reads)."""
+    P = width // 32
     l1 = np.random.default_rng(6).integers(0, 256, 32768, dtype=np.uint8)
     for dt, rows in (("int8", 32), ("half", 16), ("float", 8), ("int4b", 64)):
         nfrac = SQ_BYTES[LDT_DTYPES[dt]] // 512
         p = V1(dt, repeat_times=4, src_stride=1, dst_gap=nfrac - 1)
-        res = check([LdtCall(p, "L0B")], l1)
-        beats = 4 * SQ_BYTES[LDT_DTYPES[dt]] // 32
-        assert res.cycles <= beats + rows + 6
+        res = check([LdtCall(p, "L0B")], l1, width=width)
+        beats = 4 * SQ_BYTES[LDT_DTYPES[dt]] // width
+        assert res.cycles <= beats + rows // P + 6
+        assert res.first_write - res.accept[0] <= rows // P + 3

@@ -24,6 +24,7 @@ def test_tops_are_the_verilog_listing():
     assert [t.name for t in ops.tops()] == ["tload_engine", "tload_engine_w64",
                                             "tload_engine_w128",
                                             "square_transpose", "l1l0_engine",
+                                            "l1l0_engine_w64", "l1l0_engine_w128",
                                             "load_align_unit", "store_align_unit",
                                             "tile_system"]
 
@@ -73,3 +74,17 @@ def test_every_operation_has_a_batch_harness_equal_to_its_python_bench(name):
     op = ops.get(name)
     assert op.harness_batch > 0
     assert op.cross_check("amaranth", harness=True) == op.cross_check("amaranth")
+
+
+def test_an_operation_refuses_a_width_its_engine_is_not_built_at():
+    """at_width: a width outside ``widths`` is a ValueError naming the operation; an
+    operation without a beat width (LoadAlign) runs as it is at every W."""
+    class Narrow(ops.Operation):
+        name = "narrow"
+        widths = (32,)
+    with pytest.raises(ValueError, match="--width 64: narrow runs at W = 32 only"):
+        Narrow().at_width(64)
+    assert Narrow().at_width(32).width == 32
+    la = ops.get("load-align")
+    assert la.at_width(128) is la
+    assert ops.get("load-data-with-transpose").at_width(128).width == 128

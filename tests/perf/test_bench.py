@@ -12,9 +12,12 @@ def test_golden_model_speed_part():
 
 
 def test_l1l0_part_matches_the_bound():
-    r = bench._l1l0_case("half", 4)
-    assert r["ideal"] == 4 * 512 // 32 and r["cycles"] >= r["ideal"]
-    assert abs(r["efficiency"] - r["ideal"] / r["cycles"]) < 1e-3
+    for w in (32, 128):
+        r = bench._l1l0_case("half", 4, w)
+        assert r["ideal"] == 4 * 512 // w and r["cycles"] >= r["ideal"] and r["width"] == w
+        assert abs(r["efficiency"] - r["ideal"] / r["cycles"]) < 1e-3
+        fill = 16 * 32 // w                           # half: 16 rows, 16/P reads
+        assert abs(r["of_fill_bound"] - r["efficiency"] * (r["ideal"] + fill) / r["ideal"]) < 1e-3
 
 
 def test_markdown_has_every_section():
@@ -25,8 +28,8 @@ def test_markdown_has_every_section():
            "tload_stream": [{"layout": "ND2ZN", "dtype": "b16", "width": 64,
                              "beats_per_cycle": 0.97}],
            "tload_narrow": [{"name": "NORM b8, 16-byte rows", "width": 64, "efficiency": 0.96}],
-           "l1l0": [{"dtype": "half", "repeat": r, "efficiency": 0.8, "first_write": 9}
-                    for r in bench.REPEATS],
+           "l1l0": [{"dtype": "half", "repeat": r, "efficiency": 0.8, "first_write": 9,
+                     "width": w, "of_fill_bound": 0.9} for r in bench.REPEATS for w in (32, 64)],
            "load_align": {"ops": 108, "ops_per_cycle": 1.0, "latency": [2]},
            "speed": [{"backend": b, "harness": h, "cycles": 100, "seconds": 0.1,
                       "cycles_per_s": 1000.0 * (k + 1), "repeat": 2}
@@ -38,7 +41,8 @@ def test_markdown_has_every_section():
                       "fast_mb_per_s": 65.5},
            "area": [{"top": "x", "cells": 1234, "flip_flops": 56}], "seconds": 1.0, "jobs": 2}
     md = bench.markdown(res)
-    for needle in ("| NORM | b8 | 0.900 (5) |", "| half | 0.800 (9)", "1.0 ops/cycle",
+    for needle in ("| NORM | b8 | 0.900 (5) |", "| half | 0.800 (9) / 0.900 |", "1.0 ops/cycle",
+                   "### L1 -> L0 engine (LoadDataWithTranspose), W = 64",
                    "### TLOAD engine, W = 64", "| ND2ZN | b16 | 0.800 (21) / 0.889 |",
                    "| 0.970 |", "NORM b8, 16-byte rows 0.960",
                    "| amaranth | bulk | 2 | 100 | 0.10 | 2,000 | 1.0x |",

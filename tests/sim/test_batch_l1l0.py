@@ -35,12 +35,13 @@ def same_result(a, b):
     assert np.array_equal(a.l0, b.l0)
 
 
-def test_two_batches_in_one_start_equal_the_python_bench_cycle_for_cycle():
+@pytest.mark.parametrize("width", [32, 64, 128])
+def test_two_batches_in_one_start_equal_the_python_bench_cycle_for_cycle(width):
     calls, l1, l0 = calls_and_buffers(12)
     batches = [(calls, l0, 2, 0.0), (calls, l0, 5, 0.3)]
-    got = run_l1l0_batches(batches, l1, depth=32, beats=4096)
+    got = run_l1l0_batches(batches, l1, depth=32, beats=4096, width=width)
     for (c, init, seed, stall), res in zip(batches, got):
-        same_result(res, simulate_l1l0(c, l1, init, seed=seed, stall=stall))
+        same_result(res, simulate_l1l0(c, l1, init, seed=seed, stall=stall, width=width))
         assert compare_l1l0(c, l1, init, res) == []
         assert any(res.faults) and 0 in res.faults and res.reads > 0
     assert got[1].last_write - got[1].accept[0] > got[0].last_write - got[0].accept[0]

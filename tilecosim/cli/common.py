@@ -108,9 +108,11 @@ def lcfr_arg(text):
         raise argparse.ArgumentTypeError(f"--lcfr {text!r}: need 256 <= MIN <= MAX")
     return LCFR(lo, hi)
 
-def add_hdl_options(p, tload: bool = True, transpose: bool = True):
+def add_hdl_options(p, tload: bool = True, transpose: bool = True, width: bool | None = None):
+    """The options of an HDL run: ``--width`` (when ``width``, default ``tload``), the
+    memory latency (``tload``), stalls, seed, transpose unit and waveforms."""
     g = p.add_argument_group("HDL backends")
-    if tload:
+    if tload if width is None else width:
         g.add_argument("--width", type=any_int("--width"), choices=(32, 64, 128), default=32,
                        help="beat width W in bytes (default 32)")
         g.add_argument("--latency", type=int_arg("--latency", 1, MAX_LATENCY), default=2,

@@ -24,6 +24,9 @@ examples:
   # V2 (L0B only): startIndex and srcStride count 512 B fractals
   tilecosim load-data-with-transpose --v2 --dtype half --repeat-times 2 --src-stride 1 \\
       --dst-bytes 2048 --json
+  # on the engine with 128-byte L1 reads and L0 writes, against the model
+  tilecosim load-data-with-transpose --dtype int8 --repeat-times 4 --src-stride 1 \\
+      --dst-gap 1 --dst-bytes 8192 --backend amaranth --width 128
 
 --src is the L1 image (the source tensor starts at --src-addr, L1 is as large as the
 file); without it, L1 is a ramp of --src-bytes in which element k of --dtype holds k.  The
@@ -72,7 +75,7 @@ def add_parsers(sub) -> dict:
     p.add_argument("--dst-addr", type=any_int("--dst-addr"), default=0, metavar="BYTES",
                    help="destination byte address the fractal indices count from (default 0)")
     p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
-    add_hdl_options(p, tload=False)
+    add_hdl_options(p, tload=False, width=True)
     p.add_argument("--model", choices=("fast", "reference"), default="fast",
                    help="golden implementation: vectorized (default) or the seed's loops")
     p.add_argument("--out", metavar="FILE", help="write the whole destination image (raw bytes)")
@@ -149,7 +152,8 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
         res, problems = run_and_compare_l1l0([call], l1, np.zeros(args.dst_bytes, np.uint8),
                                              seed=args.seed, stall=args.stall,
                                              transpose=args.transpose, vcd=args.vcd,
-                                             backend=args.backend, waves=args.waves)
+                                             backend=args.backend, waves=args.waves,
+                                             width=args.width)
     except AssertionError as e:                  # the bench caught the engine misbehaving
         from tilecosim.sim.benches.load_data_with_transpose import L1L0Result
         res, problems = L1L0Result(), [str(e)]
@@ -159,11 +163,12 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
     ideal = None
     if res.faults == [0] and params.repeat_times:
         from tilecosim.model.load_data import LDT_DTYPES, SQUARES
-        ideal = params.repeat_times * SQUARES[LDT_DTYPES[params.dtype]].bytes // 32
+        ideal = params.repeat_times * SQUARES[LDT_DTYPES[params.dtype]].bytes // args.width
     head = f"{args.backend}: {'match' if match else 'MISMATCH'}"
     if res.cycles and ideal:
         head += f", {res.cycles} cycles, ideal {ideal}, efficiency {ideal / res.cycles:.3f}"
-    lines = [head] + wave_lines(args, "l1l0_engine")
+    top = "l1l0_engine" if args.width == 32 else f"l1l0_engine_w{args.width}"
+    lines = [head] + wave_lines(args, top)
     lines += [f"  {p}" for p in problems]
     if not match:
         lines.append("  reproduce: " + " ".join(quote_argv(sys.argv)))

@@ -7,7 +7,8 @@ valid extents anywhere
 from 0 to the tile's, any base, and a row stride of at least the valid row.  The runs per tile
 and the lines per transpose group are the layout's: a line of 32 bytes is one run, or
 32/rowbytes runs for NORM rows narrower than a line; a transpose group is S = 32/esize runs
-of min(S, extent) elements.
+of min(S, extent) elements, or S/2 runs of two 16-byte rows (b8 rows of 16 elements back to
+back in the source, all valid, an even number of valid rows: the decoder's ``log2_stack``).
 
 Properties:
 
@@ -74,12 +75,19 @@ def addrgen_one_tile() -> Harness:
             h.assume((d.log2_runs == LOG2_TILE - 5) & (d.log2_lines == 0), "line_runs")
         with m.Case(TLoadLayout.ND2ZN):
             group = Mux(cols < log2_side, cols, log2_side)
-            h.assume((d.log2_runs == rows + cols - group) & (d.log2_lines == group), "zn_runs")
+            h.assume((d.log2_runs == rows + cols - group - d.log2_stack)
+                     & (d.log2_lines == group), "zn_runs")
         with m.Case(TLoadLayout.DN2NZ):
             group = Mux(rows < log2_side, rows, log2_side)
-            h.assume((d.log2_runs == rows + cols - group) & (d.log2_lines == group), "nz_runs")
+            h.assume((d.log2_runs == rows + cols - group - d.log2_stack)
+                     & (d.log2_lines == group), "nz_runs")
     major_extent = Mux(dn, 1 << cols, 1 << rows)
     minor_extent = Mux(dn, 1 << rows, 1 << cols)
+    # W = 32: two rows a transposing run when they are 16 bytes (b8), back to back, all valid
+    stack = (lay.as_value().matches(TLoadLayout.ND2ZN, TLoadLayout.DN2NZ)
+             & (es == 0) & (Mux(dn, rows, cols) == 4) & (d.stride == 16)
+             & (d.valid_minor == 16) & ~d.valid_major[0])
+    h.assume(d.log2_stack == stack, "stacked_rows")
     h.assume((d.valid_major <= major_extent) & (d.valid_minor <= minor_extent), "valid_extents")
     stride_log = AnyConst(range(STRIDE_BITS + 1))
     h.assume((d.stride == (1 << stride_log)) & (d.stride >= (d.valid_minor << es)), "stride")
@@ -109,8 +117,11 @@ def addrgen_one_tile() -> Harness:
     with m.If(h.live & o.valid & (run.read_bytes != 0)):
         h.check((run.addr >= d.base)
                 & Mux(d.flat, offset + run.read_bytes <= d.flat_bytes,
-                      (row_of < d.valid_major)
-                      & (byte_of + run.read_bytes <= (d.valid_minor << es))),
+                      Mux(d.log2_stack != 0,
+                          (byte_of == 0) & (row_of + 2 <= d.valid_major)
+                          & (run.read_bytes == 32),
+                          (row_of < d.valid_major)
+                          & (byte_of + run.read_bytes <= (d.valid_minor << es)))),
                 "request_within_the_source")
 
     # the destination lines: direct runs count their line ends, transpose groups their lines
@@ -138,4 +149,5 @@ def addrgen_one_tile() -> Harness:
                 & (d.valid_minor != 0), f"{lay_.name}_done")
     h.cover(take & run.instr_last & (d.valid_major == 0), "all_padding_done")
     h.cover(take & run.instr_last & d.flat & (d.valid_major != 0), "flat_done")
+    h.cover(take & run.instr_last & (d.log2_stack != 0) & (d.valid_major != 0), "stacked_done")
     return h

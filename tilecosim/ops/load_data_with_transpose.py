@@ -93,18 +93,24 @@ def _model_fault(c: LdtCall) -> Fault | None:
     return None
 
 
-def _engine(profile: str = "finite"):
-    from tilecosim.hdl.l1l0.engine import L1L0Engine
-    return L1L0Engine()
+def _engine(width: int):
+    def make(profile: str = "finite"):
+        from tilecosim.hdl.l1l0.engine import L1L0Engine
+        return L1L0Engine(width=width)
+    return make
 
 
 class LoadDataWithTranspose(Operation):
     name = "load-data-with-transpose"
     seed_name = "LoadDataWithTranspose"
-    tops = (Top("l1l0_engine", _engine, "L1 -> L0 engine (LoadDataWithTranspose)"),)
+    tops = (Top("l1l0_engine", _engine(32), "L1 -> L0 engine (LoadDataWithTranspose), W = 32"),
+            Top("l1l0_engine_w64", _engine(64),
+                "L1 -> L0 engine (LoadDataWithTranspose), W = 64"),
+            Top("l1l0_engine_w128", _engine(128),
+                "L1 -> L0 engine (LoadDataWithTranspose), W = 128"))
     tests = ("tests/hdl/test_l1l0.py",)
     regress = True
-    widths = (32,)                  # its L1 and L0 ports are 32 bytes wide
+    widths = (32, 64, 128)          # its L1 read and L0 write ports are W bytes wide
     batch = {"amaranth": 10, "verilog": 24}
     harness_batch = 64
     image_file = "l1-seed{seed}.bin"
@@ -182,7 +188,8 @@ class LoadDataWithTranspose(Operation):
     def run(self, items, backend, image, seed, stall) -> Outcome:
         from tilecosim.sim.benches.load_data_with_transpose import run_and_compare_l1l0
         res, problems = run_and_compare_l1l0(items, image, np.zeros(L0_SIZE, np.uint8),
-                                             seed=seed, stall=stall, backend=backend)
+                                             seed=seed, stall=stall, backend=backend,
+                                             width=self.width)
         return self._outcome(items, res, problems)
 
     def run_many(self, batches, backend, image) -> list[Outcome]:
@@ -199,9 +206,10 @@ class LoadDataWithTranspose(Operation):
 
     def harness_args(self) -> dict:
         """The batch harness's build: ``harness_batch`` calls of up to 4 squares of 2 KB,
-        a 32 KB L1."""
-        return {"depth": self.harness_batch, "beats": self.harness_batch * MAX_LINES,
-                "l1_bytes": L1_SIZE}
+        a 32 KB L1, the engine at this W."""
+        return {"depth": self.harness_batch,
+                "beats": self.harness_batch * MAX_LINES * 32 // self.width,
+                "l1_bytes": L1_SIZE, "width": self.width}
 
     def _outcome(self, items, res, problems) -> Outcome:
         by_index = {}
@@ -211,8 +219,8 @@ class LoadDataWithTranspose(Operation):
                 by_index[int(m[1])] = m[2]
             else:
                 by_index[-1] = line                 # the L0 image: not attributable yet
-        ideal = sum(c.params.repeat_times * SQUARES[LDT_DTYPES[c.params.dtype]].bytes // 32
-                    for c in items if _model_fault(c) is None)
+        ideal = sum(c.params.repeat_times * SQUARES[LDT_DTYPES[c.params.dtype]].bytes
+                    // self.width for c in items if _model_fault(c) is None)
         return Outcome(by_index, res.waveform if res.timed_out else None, res.cycles or 0,
                        ideal)
 
@@ -228,6 +236,7 @@ class LoadDataWithTranspose(Operation):
         parts += ["--dst", c.dst_name, "--src", shlex.quote(str(image_path)), "--dst-bytes",
                   str(L0_SIZE), "--src-addr", str(c.src), "--dst-addr", str(c.dst),
                   "--backend", backend, "--seed", str(seed)]
+        parts += ["--width", str(self.width)] if self.width != 32 else []
         return " ".join(parts + (["--stall", f"{stall:g}"] if stall else []))
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:

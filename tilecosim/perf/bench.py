@@ -57,9 +57,9 @@ def _tload_narrow(name, width):
     return narrow_case(name, width)
 
 
-def _l1l0_case(dt, r):
+def _l1l0_case(dt, r, width):
     from tilecosim.perf.units import l1l0_case
-    return l1l0_case(dt, r)
+    return l1l0_case(dt, r, width)
 
 
 def _load_align():
@@ -129,7 +129,10 @@ def _area(top):
             "chunk_transpose (W = 128, in the W = 128 TLOAD engine)": lambda: ChunkTranspose(128),
             "square_transpose (b8..b64, in both TLOAD engines)": SquareTranspose,
             "square_transpose (b4..b64, in the L1->L0 engine)": lambda: SquareTranspose(max_rows=64),
-            "l1l0_engine": L1L0Engine, "load_align_unit (VL = 256)": LoadAlignUnit,
+            "l1l0_engine (W = 32)": L1L0Engine,
+            "l1l0_engine (W = 64)": lambda: L1L0Engine(width=64),
+            "l1l0_engine (W = 128)": lambda: L1L0Engine(width=128),
+            "load_align_unit (VL = 256)": LoadAlignUnit,
             "store_align_unit (VL = 256)": StoreAlignUnit}[top]
     a = area(make(), "top")
     return {"top": top, "cells": a["cells"], "flip_flops": a["flip_flops"]}
@@ -139,7 +142,8 @@ AREA_TOPS = ["tload_engine (W = 32)", "tload_engine (W = 64)", "tload_engine (W 
              "chunk_transpose (W = 64, in the W = 64 TLOAD engine)",
              "chunk_transpose (W = 128, in the W = 128 TLOAD engine)",
              "square_transpose (b8..b64, in both TLOAD engines)",
-             "square_transpose (b4..b64, in the L1->L0 engine)", "l1l0_engine",
+             "square_transpose (b4..b64, in the L1->L0 engine)", "l1l0_engine (W = 32)",
+             "l1l0_engine (W = 64)", "l1l0_engine (W = 128)",
              "load_align_unit (VL = 256)", "store_align_unit (VL = 256)"]
 
 
@@ -166,9 +170,10 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
                     tasks.append(("tload_stream", _tload_stream, (lay.name, e, w)))
             tasks += [("tload_narrow", _tload_narrow, (n, w)) for n in NARROW]
     if "l1l0" in parts:
-        for dt in LDT_DTYPES:
-            for r in REPEATS:
-                tasks.append(("l1l0", _l1l0_case, (dt, r)))
+        for w in WIDTHS:
+            for dt in LDT_DTYPES:
+                for r in REPEATS:
+                    tasks.append(("l1l0", _l1l0_case, (dt, r, w)))
     if "load-align" in parts:
         tasks.append(("load_align", _load_align, ()))
     if "speed" in parts:
@@ -228,15 +233,17 @@ def markdown(res: dict) -> str:
     """The results as Markdown tables."""
     L = []
     L += _tload_markdown(res)
-    if res["l1l0"]:
-        L += ["### L1 -> L0 engine (LoadDataWithTranspose): efficiency (first write)", "",
+    for w in dict.fromkeys(r["width"] for r in res["l1l0"]):
+        L += [f"### L1 -> L0 engine (LoadDataWithTranspose), W = {w}: efficiency (first "
+              f"write, cycles after accept) / its fraction of the fill bound beats / (beats + "
+              f"S/P)", "",
               "| data type | " + " | ".join(f"repeat {r}" for r in REPEATS) + " |",
               "|---|" + "---:|" * len(REPEATS)]
-        l1 = {(r["dtype"], r["repeat"]): r for r in res["l1l0"]}
-        for dt in dict.fromkeys(r["dtype"] for r in res["l1l0"]):
+        l1 = {(r["dtype"], r["repeat"]): r for r in res["l1l0"] if r["width"] == w}
+        for dt in dict.fromkeys(d for d, _ in l1):
             L.append(f"| {dt} | " + " | ".join(
-                f"{l1[(dt, r)]['efficiency']:.3f} ({l1[(dt, r)]['first_write']})"
-                for r in REPEATS) + " |")
+                f"{l1[(dt, r)]['efficiency']:.3f} ({l1[(dt, r)]['first_write']}) / "
+                f"{l1[(dt, r)]['of_fill_bound']:.3f}" for r in REPEATS) + " |")
         L.append("")
     la = res["load_align"]
     if la:
@@ -286,12 +293,13 @@ def markdown(res: dict) -> str:
               "| top | cells | flip-flops |", "|---|---:|---:|"]
         for a in res["area"]:
             L.append(f"| {a['top']} | {a['cells']:,} | {a['flip_flops']:,} |")
-        eng = {int(a["top"].split("W = ")[1].rstrip(")")): a for a in res["area"]
-               if a["top"].startswith("tload_engine (W = ")}
-        if eng:
-            L += ["", "TLOAD engine area per byte/cycle: " + "; ".join(
-                f"W = {w}: {a['cells'] / w:,.0f} cells and {a['flip_flops'] / w:,.0f} "
-                f"flip-flops per byte/cycle" for w, a in sorted(eng.items())) + "."]
+        for name, top in (("TLOAD", "tload_engine"), ("L1 -> L0", "l1l0_engine")):
+            eng = {int(a["top"].split("W = ")[1].rstrip(")")): a for a in res["area"]
+                   if a["top"].startswith(f"{top} (W = ")}
+            if eng:
+                L += ["", f"{name} engine area per byte/cycle: " + "; ".join(
+                    f"W = {w}: {a['cells'] / w:,.0f} cells and {a['flip_flops'] / w:,.0f} "
+                    f"flip-flops per byte/cycle" for w, a in sorted(eng.items())) + "."]
     L += ["", f"Measured in {res['seconds']} s with {res['jobs']} processes."]
     return "\n".join(L) + "\n"
 

@@ -27,9 +27,11 @@ DTYPES = {1: "S8", 2: "FP16", 4: "FP32", 8: "S64"}
 
 
 def shape_for(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> tuple[int, int]:
-    """(rows, cols) of a square-ish tile of ``size`` bytes that the layout accepts, widened
-    where the layout allows until the source's contiguous extent (a row of an ND source, a
-    column of a DN source) is at least W bytes."""
+    """(rows, cols) of a square-ish tile of ``size`` bytes that the layout accepts; for the
+    layouts that do not transpose, widened where the layout allows until the source's
+    contiguous extent (a row of an ND source, a column of a DN source) is at least W bytes.
+    (A transposing layout's dense rows narrower than W move several a read, and the
+    narrower they are, the fewer reads bring the first square.)"""
     elems = size // esize
     cols = 1 << (int(math.log2(elems)) // 2)
     c0 = 32 // esize
@@ -51,7 +53,7 @@ def shape_for(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> tu
         if layout.dest.value == "ZN":
             return r >= c0 and c >= 16
         return True
-    want = width // esize
+    want = 0 if layout.transposing else width // esize
     while (cols if not layout.source_dn else rows) < want:
         r, c = (rows // 2, cols * 2) if not layout.source_dn else (rows * 2, cols // 2)
         if not (r and c and legal(r, c)):
@@ -60,14 +62,20 @@ def shape_for(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> tu
     return rows, cols
 
 
-def fill_bound(layout: TLoadLayout, esize: int, size: int, width: int) -> float | None:
-    """A transposing layout's single-instruction bound beats / (beats + S) (D14): the S
-    source rows of the first square arrive, one a cycle, before its first beat can leave.
-    None for the other layouts."""
+def fill_bound(layout: TLoadLayout, esize: int, size: int, width: int,
+               minor_bytes: int | None = None) -> float | None:
+    """A transposing layout's single-instruction bound beats / (beats + F) (D14): the S
+    source rows of the first square (S = 32 / esize) must arrive before its first beat can
+    leave, and a W-byte read brings at most W / ``minor_bytes`` of them from a dense source
+    whose rows (an ND source's; a DN source's columns) are ``minor_bytes`` long: F = S x
+    min(minor_bytes, W) / W reads (S when ``minor_bytes`` is not given).  None for the other
+    layouts."""
     if not layout.transposing:
         return None
     beats = size // width
-    return beats / (beats + 32 // esize)
+    side = 32 // esize
+    fill = side if minor_bytes is None else max(1, side * min(minor_bytes, width) // width)
+    return beats / (beats + fill)
 
 
 def bench_case(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> dict:
@@ -80,7 +88,8 @@ def bench_case(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> d
         raise RuntimeError(f"bench case {layout.name} b{8 * esize} {size} B failed: "
                            f"{problems or mism[:2] or code}")
     ideal = size // width
-    bound = fill_bound(layout, esize, size, width)
+    bound = fill_bound(layout, esize, size, width,
+                       (rows if layout.source_dn else cols) * esize)
     return {"layout": layout.name, "dtype": f"b{8 * esize}", "size": size, "width": width,
             "rows": rows, "cols": cols, "cycles": res.cycles, "ideal": ideal,
             "efficiency": round(ideal / res.cycles, 4),

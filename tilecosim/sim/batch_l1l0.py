@@ -7,11 +7,12 @@ design, cycle-equal to the Python-driven bench
 * ``op``: the batch (:func:`~tilecosim.sim.harness.batch_source`, stall port 0), with the
   cycle every call was accepted.
 * L1: 32-byte rows written before the runs through ``l1_we/_waddr/_wdata``, behind the
-  Python bench's Responder in gateware (stall ports 1 and 2); a read that is not a whole
-  row inside ``l1_size`` sets ``bad_read`` and keeps its address.
-* L0: ``wr`` ready as stall port 3 says; every line written is logged with its cycle (a
-  write that is not a whole line inside ``l0_size`` sets ``bad_write``), eight read back
-  per clock edge.
+  Python bench's Responder in gateware (stall ports 1 and 2), W bytes a read from W/32
+  read ports; a read that is not W bytes from a row inside ``l1_size`` sets ``bad_read`` and
+  keeps its address.
+* L0: ``wr`` ready as stall port 3 says; every W-byte write is logged with its cycle (a
+  write that is not W-aligned inside ``l0_size`` sets ``bad_write``), eight read back per
+  clock edge.
 * ``done``: always ready; every completion's fault code and cycle captured.
 
 The bench side replays the log onto the initial L0 image, so both harnesses give the same
@@ -27,22 +28,26 @@ from amaranth import Cat, Module
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from tilecosim.hdl.common import FaultCode
+from tilecosim.hdl.common import FaultCode, check_width
 from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
 
 from .api import memory_words
-from .harness import (batch_source, completions, control, read_entries, read_log, responder,
-                      run_batch, stall_gen, write_log, write_words)
+from .harness import (batch_source, completions, control, read_bytes, read_entries, read_log,
+                      responder, run_batch, stall_gen, write_log, write_words)
 from .stall import THRESHOLD_BITS
 
 __all__ = ["BatchL1L0", "batch_l1l0_setup", "run_l1l0_batches"]
 
-WORD = 32                          # bytes per L1 row and per L0 line
+WORD = 32                          # bytes per L1 row
 QUEUE = 32                         # reads pending at most (the engine keeps <= depth)
 PORTS = ("op", "rd", "rd_data", "wr")       # stall ports 0..3 of the Python bench
-LANES = 8                          # logged lines read back per clock edge
-ENTRY = 32 + 8 * WORD + 32         # a logged line: address, data, cycle
-MASK32, LINE = (1 << 32) - 1, (1 << 8 * WORD) - 1
+LANES = 8                          # logged writes read back per clock edge
+MASK32 = (1 << 32) - 1
+
+
+def entry_bits(width: int) -> int:
+    """A logged write: address, W bytes of data, cycle."""
+    return 32 + 8 * width + 32
 
 
 class BatchL1L0(wiring.Component):
@@ -51,15 +56,13 @@ class BatchL1L0(wiring.Component):
 
     Parameters: ``l1_bytes`` the largest L1 image, ``depth`` the most calls and ``beats``
     the most L0 writes of one batch, ``latency`` (>= 1) of the L1 reads, and the engine's
-    ``transpose``. Latency and throughput are the engine's under the patterns; the harness
+    ``width`` and ``transpose``. Latency and throughput are the engine's under the patterns; the harness
     adds no cycle of its own.
     """
 
-    #: for ``regress --coverage``: the engine's instance, and its top name
-    coverage_scope = ("engine", "l1l0_engine")
-
     def __init__(self, l1_bytes: int = 1 << 15, depth: int = 256, beats: int = 16384,
-                 latency: int = 2, transpose: str = "square"):
+                 latency: int = 2, transpose: str = "square", width: int = 32):
+        check_width(width)
         if not 1 <= latency <= 256:
             raise ValueError(f"latency={latency}: must be in 1..256")
         for name, v, hi in (("l1_bytes", l1_bytes, 1 << 24), ("depth", depth, 1 << 16),
@@ -67,6 +70,7 @@ class BatchL1L0(wiring.Component):
             if not 1 <= v <= hi:
                 raise ValueError(f"{name}={v}: must be in 1..{hi}")
         self.latency, self.transpose, self.depth, self.beats = latency, transpose, depth, beats
+        self.width = width
         self.l1_words = -(-l1_bytes // WORD)
         super().__init__({
             "op_we": In(1), "op_waddr": In(range(depth)), "op_wdata": In(LdtOp),
@@ -80,12 +84,18 @@ class BatchL1L0(wiring.Component):
             "bad_read": Out(1), "bad_write": Out(1), "bad_addr": Out(32),
             "rb_addr": In(range(depth)), "rb_accept": Out(32), "rb_done": Out(32),
             "rb_fault": Out(FaultCode),
-            "lb_addr": In(range(-(-beats // LANES))), "lb_entries": Out(LANES * ENTRY),
+            "lb_addr": In(range(-(-beats // LANES))),
+            "lb_entries": Out(LANES * entry_bits(width)),
         })
+
+    @property
+    def coverage_scope(self):
+        """For ``regress --coverage``: the engine's instance, and its top name."""
+        return ("engine", "l1l0_engine" if self.width == 32 else f"l1l0_engine_w{self.width}")
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.engine = eng = L1L0Engine(transpose=self.transpose)
+        m.submodules.engine = eng = L1L0Engine(width=self.width, transpose=self.transpose)
         m.d.comb += [eng.l1_size.eq(self.l1_size), eng.l0_size.eq(self.l0_size)]
         running, cyc = control(m, self.start)
         with m.If(self.start):
@@ -116,19 +126,20 @@ class BatchL1L0(wiring.Component):
         addr = eng.rd.payload.addr
         with m.If(take):
             m.d.sync += self.reads.eq(self.reads + 1)
-            with m.If((addr[:5] != 0) | (addr + WORD > self.l1_size)):
+            with m.If((addr[:5] != 0) | (addr + self.width > self.l1_size)):
                 self._bad(m, self.bad_read, addr)
         with m.If(full):
             m.d.sync += self.overflow.eq(1)
-        r = l1.read_port(domain="comb")
-        m.d.comb += [r.addr.eq(head.addr[5:]), eng.rd_data.payload.eq(r.data)]
+        m.d.comb += eng.rd_data.payload.eq(read_bytes(m, l1, head.addr, self.width,
+                                                      aligned=True))
 
     def _l0(self, m, eng, running, cyc, go):
         """L0: ``ready`` as the pattern says; every line logged with its cycle."""
         m.d.comb += eng.wr.ready.eq(running & go["wr"])
         take = eng.wr.valid & eng.wr.ready
         wr = eng.wr.payload
-        with m.If(take & ((wr.addr[:5] != 0) | (wr.addr + WORD > self.l0_size))):
+        low = wr.addr[:(self.width.bit_length() - 1)]
+        with m.If(take & ((low != 0) | (wr.addr + self.width > self.l0_size))):
             self._bad(m, self.bad_write, wr.addr)
         entries, full = write_log(m, "log", Cat(wr.addr, wr.data, cyc), take, self.start,
                                   self.beats, self.nbeats, self.lb_addr, LANES)
@@ -137,7 +148,7 @@ class BatchL1L0(wiring.Component):
         m.d.comb += self.lb_entries.eq(entries)
 
 
-def batch_l1l0_setup(l1: np.ndarray, l1_words: int, batches: list):
+def batch_l1l0_setup(l1: np.ndarray, l1_words: int, width: int, batches: list):
     """(processes, results) of the batch harness for :func:`tilecosim.sim.runner.run_bench`:
     write L1, then for each batch ``(calls, l0_init, payloads, seeds, thresholds, limit)``
     write its calls, start, wait for ``finished`` in one wait, read back the completions and
@@ -170,10 +181,12 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, batches: list):
                 res.accept.append(acc)
                 res.done.append(done)
                 res.faults.append(fault)
-            for entry in await read_log(port, "lb_addr", "lb_entries", nbeats, LANES, ENTRY):
-                addr, line, cycle = entry & MASK32, entry >> 32 & LINE, entry >> 32 + 8 * WORD
-                res.l0[addr:addr + WORD] = np.frombuffer(line.to_bytes(WORD, "little"),
-                                                         np.uint8)
+            W = width
+            for entry in await read_log(port, "lb_addr", "lb_entries", nbeats, LANES,
+                                        entry_bits(W)):
+                addr, cycle = entry & MASK32, entry >> 32 + 8 * W
+                line = entry >> 32 & ((1 << 8 * W) - 1)
+                res.l0[addr:addr + W] = np.frombuffer(line.to_bytes(W, "little"), np.uint8)
                 res.last_write = cycle
                 if res.first_write is None:
                     res.first_write = cycle
@@ -183,9 +196,9 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, batches: list):
 def run_l1l0_batches(batches, l1: np.ndarray, backend: str = "amaranth", latency: int = 2,
                      transpose: str = "square", depth: int = 256, beats: int = 16384,
                      l1_bytes: int | None = None, waves: str | None = None,
-                     vcd: str | None = None) -> list:
+                     vcd: str | None = None, width: int = 32) -> list:
     """Run every batch ``(calls, l0_init, seed, stall)`` (the Python bench's arguments)
-    through the harness on ``backend``, in one simulator start. Returns one
+    through the harness (engine of W = ``width``) on ``backend``, in one simulator start. Returns one
     :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result` per batch, equal to
     what :func:`~tilecosim.sim.benches.load_data_with_transpose.simulate_l1l0` returns for
     it."""
@@ -207,6 +220,7 @@ def run_l1l0_batches(batches, l1: np.ndarray, backend: str = "amaranth", latency
                       tuple(seed_state(seed, k) for k in range(4)),
                       (threshold(1 - stall),) * 4, l1l0_limit(calls, l1, l0_init.size)))
     l1_words = -(-l1_bytes // WORD)                        # BatchL1L0.l1_words
-    return run_bench(backend, lambda: BatchL1L0(l1_bytes, depth, beats, latency, transpose),
-                     "batch_l1l0", batch_l1l0_setup, (l1, l1_words, specs), vcd=vcd,
-                     waves=waves, key=repr((l1_bytes, depth, beats, latency, transpose)))
+    return run_bench(backend,
+                     lambda: BatchL1L0(l1_bytes, depth, beats, latency, transpose, width),
+                     "batch_l1l0", batch_l1l0_setup, (l1, l1_words, width, specs), vcd=vcd,
+                     waves=waves, key=repr((l1_bytes, depth, beats, latency, transpose, width)))

@@ -1,7 +1,7 @@
 """Simulating the L1 -> L0 engine against the golden model (Amaranth's simulator).
 
-L1 is a read port answering row requests in order after a latency, L0 a write port; both
-with random stalls from a seed.  The final L0 image, the fault codes and the cycles are
+L1 is a read port answering W-byte requests (P = W/32 rows) in order after a latency, L0 a
+write port of W bytes; both with random stalls from a seed.  The final L0 image, the fault codes and the cycles are
 compared with ``model.load_data.load_data_with_transpose``.
 """
 
@@ -64,7 +64,7 @@ class L1L0Result:
 
 
 def l1l0_limit(calls, l1: np.ndarray, l0_size: int) -> int:
-    """The watchdog's limit: 10 x the lines the calls write + 150 + 50 per call."""
+    """The watchdog's limit: 10 x the lines the calls write + 150 + 50 per call (at any W)."""
     beats = 0
     for c in calls:
         try:
@@ -76,7 +76,7 @@ def l1l0_limit(calls, l1: np.ndarray, l0_size: int) -> int:
 
 
 def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency: int = 2,
-               stall: float = 0.0):
+               stall: float = 0.0, width: int = 32):
     """The L1 -> L0 bench, simulator-neutral (see :mod:`tilecosim.sim.api`)."""
     from amaranth.lib import data
     from tilecosim.sim.api import pack, unpack, watchdog
@@ -97,22 +97,24 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
         port.set("l0_size", res.l0.size)
         await source(port)
 
+    W = width
+
     def read(a):                                        # the request payload is {addr} alone
-        if a % 32 or a + 32 > l1.size:
+        if a % 32 or a + W > l1.size:
             raise AssertionError(f"the engine read L1 at {a:#x}, outside the rows of L1")
         res.reads += 1
-        return int.from_bytes(l1[a:a + 32].tobytes(), "little")
+        return int.from_bytes(l1[a:a + W].tobytes(), "little")
 
     l1_port = Responder("rd", "rd_data", state, read, latency=latency,
                         ready_stall=Stall(seed, 1, ok), valid_stall=Stall(seed, 2, ok))
-    wr_layout = data.StructLayout({"addr": 32, "data": 256})
+    wr_layout = data.StructLayout({"addr": 32, "data": 8 * W})
 
     def write(bits, cycle):
         w = unpack(wr_layout, bits)
         a = int(w.addr)
-        if a % 32 or a + 32 > res.l0.size:
+        if a % W or a + W > res.l0.size:
             raise AssertionError(f"the engine wrote L0 at {a:#x}, outside L0")
-        res.l0[a:a + 32] = np.frombuffer(int(w.data).to_bytes(32, "little"), np.uint8)
+        res.l0[a:a + W] = np.frombuffer(int(w.data).to_bytes(W, "little"), np.uint8)
         res.last_write = cycle
         if res.first_write is None:
             res.first_write = cycle
@@ -131,22 +133,23 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
 
 
 def l1l0_setup(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int, latency: int,
-               stall: float):
+               stall: float, width: int = 32):
     """(processes, result) of the L1 -> L0 bench, for :func:`tilecosim.sim.runner.run_bench`."""
     res = L1L0Result(l0=l0_init.copy())
-    return l1l0_procs(calls, l1, res, seed, latency, stall), res
+    return l1l0_procs(calls, l1, res, seed, latency, stall, width), res
 
 
 def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, latency: int = 2,
                   stall: float = 0.0, transpose: str = "square", vcd: str | None = None,
                   backend: str = "amaranth", waves: str | None = None,
-                  timing: dict | None = None) -> L1L0Result:
-    """Run LoadDataWithTranspose calls through the engine on ``backend``."""
+                  timing: dict | None = None, width: int = 32) -> L1L0Result:
+    """Run LoadDataWithTranspose calls through the engine (W = ``width``) on ``backend``."""
     from tilecosim.sim.runner import run_bench
 
-    return run_bench(backend, lambda: L1L0Engine(transpose=transpose), "l1l0_engine", l1l0_setup,
-                     (list(calls), l1, l0_init, seed, latency, stall), vcd=vcd,
-                     waves=waves, timing=timing, key=repr(transpose))
+    top = "l1l0_engine" if width == 32 else f"l1l0_engine_w{width}"
+    return run_bench(backend, lambda: L1L0Engine(width=width, transpose=transpose), top,
+                     l1l0_setup, (list(calls), l1, l0_init, seed, latency, stall, width),
+                     vcd=vcd, waves=waves, timing=timing, key=repr((transpose, width)))
 
 
 def run_and_compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, **kw):
