@@ -244,9 +244,11 @@ class ChunkTranspose(_Alternating, wiring.Component):
     written in alternating orientation like :class:`SquareTranspose`, so a row enters and a
     column leaves every cycle with no gap between squares.
 
-    ``i``: rows {data (8W), valid (W), lines (the columns to emit, 1..P; from row 0)};
-    ``o``: columns {data, valid, index, last}.  Latency: the first column leaves one cycle
-    after row P-1 enters.
+    ``i``: rows {data (8W), valid (W), lines (the columns to emit, 1..P; from row 0),
+    log2_pair (from row 0; W = 128 only)}; ``o``: columns {data, valid, index, last}.  With
+    ``log2_pair`` 1 a square is P/2 rows of P/2 super-chunks of two chunks each: column c is
+    super-chunk c of its rows (a row's chunks 2c and 2c+1, then the next row's).  Latency: the
+    first column leaves one cycle after the square's last row enters.
     """
 
     def __init__(self, width: int = 64):
@@ -257,9 +259,11 @@ class ChunkTranspose(_Alternating, wiring.Component):
         self.max_rows = self.chunks
         self.line_bits = self.chunks * self.chunk_bits
         self.sizes = {0: self.chunk_bits}
+        if self.chunks == 4:
+            self.sizes[1] = 2 * self.chunk_bits
         super().__init__({
             "i": In(stream.Signature(data.StructLayout(
-                {"data": 8 * width, "valid": width, "lines": 3}))),
+                {"data": 8 * width, "valid": width, "lines": 3, "log2_pair": 1}))),
             "o": Out(stream.Signature(data.StructLayout(
                 {"data": 8 * width, "valid": width, "index": 2, "last": 1}))),
         })
@@ -268,13 +272,13 @@ class ChunkTranspose(_Alternating, wiring.Component):
         return _Storage(m, "chunk", self)
 
     def _code_of(self):
-        return 0
+        return self.i.payload.log2_pair if self.chunks == 4 else 0
 
     def _lines_of(self):
         return self.i.payload.lines
 
     def _side(self, code):
-        return self.chunks
+        return self.chunks >> code
 
     def _row_in(self):
         i, c = self.i.payload, 8 * LINE_BYTES

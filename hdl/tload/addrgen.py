@@ -8,7 +8,8 @@ tile 0, 1, .. n-1 and emits, one per cycle, the *runs* that fill them:
   W takes W/rowbytes runs);
 * ND2NZ, DN2ZN -- a run is the same fractal row of U fractals side by side (U =
   2**log2_lanes <= W/32, 1 at W = 32): line ``major`` of each, its lanes; at W > 32 the
-  runs go to the chunk transposer, P rows at a time;
+  runs go to the chunk transposer, P rows at a time (a dense tile whose rows are narrower
+  than W: G rows a run, P/G runs);
 * ND2ZN, DN2NZ -- a group of L lines (L = min(S, tile extent), S = 32/esize) of each of U
   squares side by side is the transpose of S source runs of U * L elements: the runs go
   to the transpose lanes; a dense tile whose rows are narrower than W (the decoder's
@@ -58,7 +59,7 @@ def Run(width: int = LINE_BYTES) -> data.StructLayout:
         "group_end": 1,       # transpose: last run of its square; chunk: of its P rows
         "log2_lines": 3,      # transpose: log2 lines of the group
         "log2_lanes": 2,      # chunk, transpose: log2 lanes of the run
-        "log2_stack": 2,      # transpose: log2 source rows of the run (G)
+        "log2_stack": 2,      # transpose, chunk: log2 source rows of the run (G)
         "log2_step": 5,       # chunk: log2 lines from one lane's lines to the next
         "valid_lines": 8,     # transpose: elements of the run holding data (all its lanes)
         "valid_elems": 6,     # transpose: valid elements in each of those lines
@@ -151,6 +152,7 @@ class FractalAddressGenerator(wiring.Component):
         gsh = Signal(5)                        # transpose: log2 groups per fractal row/column
         log2_rq = Signal(3)                    # transpose: log2 runs per group (S / G)
         m.d.comb += log2_rq.eq(log2_side - cur.log2_stack)
+        log2_rq_major = Signal(5)              # ND2NZ, DN2ZN: log2 runs per fractal block
         with m.Switch(cur.layout):
             with m.Case(TLoadLayout.NORM):
                 lrl = cur.log2_lines
@@ -165,18 +167,15 @@ class FractalAddressGenerator(wiring.Component):
                 ]
             # lane l of run q is fractal line major of the fractal column (row) block
             # (q >> M) * lanes + l: line ((q >> M) * lanes + l) << M | major
-            with m.Case(TLoadLayout.ND2NZ):
-                m.d.comb += [major.eq(q & _mask(cur.log2_rows)),
-                             minor.eq(minor_off + ((q >> cur.log2_rows) << log2_span)),
+            # stacked (G rows a run): run q is rows G * (q mod R/G) .. of block q // (R/G)
+            # (ND2NZ: R = rows; DN2ZN: R = columns)
+            with m.Case(TLoadLayout.ND2NZ, TLoadLayout.DN2ZN):
+                rq, ax = log2_rq_major, Mux(dn, cur.log2_cols, cur.log2_rows)
+                m.d.comb += [rq.eq(ax - cur.log2_stack),
+                             major.eq((q & _mask(rq)) << cur.log2_stack),
+                             minor.eq(minor_off + ((q >> rq) << log2_span)),
                              nel.eq(1 << log2_span), line_end.eq(1), kind.eq(self.kind_of(cur.layout)),
-                             line.eq(((q >> cur.log2_rows) << (cur.log2_rows + lanes)) | major),
-                             r["step"].eq(cur.log2_rows)]
-            with m.Case(TLoadLayout.DN2ZN):
-                m.d.comb += [major.eq(q & _mask(cur.log2_cols)),
-                             minor.eq(minor_off + ((q >> cur.log2_cols) << log2_span)),
-                             nel.eq(1 << log2_span), line_end.eq(1), kind.eq(self.kind_of(cur.layout)),
-                             line.eq(((q >> cur.log2_cols) << (cur.log2_cols + lanes)) | major),
-                             r["step"].eq(cur.log2_cols)]
+                             line.eq(((q >> rq) << (ax + lanes)) | major), r["step"].eq(ax)]
             with m.Case(TLoadLayout.ND2ZN):
                 g = q >> log2_rq
                 m.d.comb += gsh.eq(cur.log2_cols - cur.log2_lines - lanes)
@@ -249,6 +248,8 @@ class FractalAddressGenerator(wiring.Component):
         last_q = q == _mask(cur.log2_runs)
         last_k = k == cur.n - 1
         advance = busy & (~self.o.valid | self.o.ready)
+        chunk_rows = Signal(2)                 # chunk: log2 runs of a square, P / G
+        m.d.comb += chunk_rows.eq(self.log2_p - cur.log2_stack)
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         with m.If(advance):
@@ -260,8 +261,8 @@ class FractalAddressGenerator(wiring.Component):
                 o.read_bytes.eq((run["velems"] << log2_esize) << cur.log2_stack),
                 o.kind.eq(run["kind"]), o.tile.eq(k), o.line.eq(run["line"]),
                 o.line_off.eq(run["line_off"]), o.line_end.eq(run["line_end"]),
-                o.group_end.eq(Mux(run["kind"] == KIND_CHUNK,
-                                   (q & ((1 << self.log2_p) - 1)) == (1 << self.log2_p) - 1,
+                o.group_end.eq(Mux(run["kind"] == KIND_CHUNK,       # P/G runs a square
+                                   (q & _mask(chunk_rows)) == _mask(chunk_rows),
                                    run["a"] == (LINE_BYTES >> log2_esize) - (1 << cur.log2_stack))),
                 o.log2_lines.eq(cur.log2_lines), o.valid_lines.eq(run["span"]),
                 o.log2_lanes.eq(cur.log2_lanes), o.log2_stack.eq(cur.log2_stack),

@@ -118,8 +118,9 @@ class TLoadDecoder(wiring.Component):
             m.d.comb += [log2_runs.eq(geo["log2_size"] - log2_w), log2_lines.eq(log2_w),
                          log2_lanes.eq(0)]
         with m.Elif(log2_stack != 0):    # several source rows a run
-            m.d.comb += log2_runs.eq(geo["log2_rows"] + geo["log2_cols"] - log2_lines
-                                     - log2_lanes - log2_stack)
+            m.d.comb += log2_runs.eq(Mux(TLoadLayout.where(ins.layout, "transposing"),
+                                         geo["log2_rows"] + geo["log2_cols"] - log2_lines,
+                                         geo["log2_size"] - LOG2_LINE) - log2_lanes - log2_stack)
         decoded = Signal(Decoded)
         limit = 1 << 22
         m.d.comb += [
@@ -234,7 +235,10 @@ class TLoadDecoder(wiring.Component):
         G = W / row bytes rows are one W-byte read, and the transpose lanes take them as
         elements G times as wide (at most 64 bits; the ZN/NZ shape rules keep every legal
         G within it): U = P / G squares side by side, or at b8 with rows of 16 elements one
-        half-square of G = 2P rows.  0 otherwise."""
+        half-square of G = 2P rows.  ND2NZ and DN2ZN likewise when a row spans U = 2 .. P/2
+        fractals (one fractal is a flat tile): the chunk transposer then takes P/G runs, each
+        G rows of U fractals, as a square of U x U super-chunks of G fractal lines.  0
+        otherwise."""
         log2_w = self.width.bit_length() - 1
         dn = TLoadLayout.where(ins.layout, "source_dn")
         log2_minor = Mux(dn, geo["log2_rows"], geo["log2_cols"])
@@ -242,11 +246,14 @@ class TLoadDecoder(wiring.Component):
         m.d.comb += log2_minor_bytes.eq(log2_minor + log2_esize)
         g = Signal(3)
         m.d.comb += g.eq(log2_w - log2_minor_bytes)
-        dense = ((ins.n == 1) & (log2_minor_bytes < log2_w) & (g + log2_esize <= 3)
+        dense = ((ins.n == 1) & (log2_minor_bytes < log2_w)
                  & (stride == (1 << log2_minor_bytes)) & (valid_minor == (1 << log2_minor))
                  & ((valid_major & ((1 << g) - 1)) == 0))
+        transposing = TLoadLayout.where(ins.layout, "transposing")
+        chunked = (ins.layout == TLoadLayout.ND2NZ) | (ins.layout == TLoadLayout.DN2ZN)
         log2_stack = Signal(2)
-        with m.If(TLoadLayout.where(ins.layout, "transposing") & dense):
+        with m.If(dense & ((transposing & (g + log2_esize <= 3))
+                           | (chunked & (log2_minor_bytes > LOG2_LINE)))):
             m.d.comb += log2_stack.eq(g)
         return log2_stack
 

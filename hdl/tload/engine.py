@@ -222,11 +222,12 @@ class TLoadEngine(wiring.Component):
                 with m.Elif(~lane0.o.valid):         # KIND_CHUNK; the lanes are drained
                     m.d.comb += [
                         chunk.i.valid.eq(~head.group_end | cgroups.ready),
-                        chunk.i.payload.data.eq(rdata), chunk.i.payload.valid.eq(keep),
                         chunk.i.payload.lines.eq(1 << head.log2_lanes),
                         consume.eq(chunk.i.ready & (~head.group_end | cgroups.ready)),
                     ]
         m.d.comb += [runs.ready.eq(consume), self.resp.ready.eq(consume & head_reads)]
+        if chunk is not None:
+            self._chunk_row(m, chunk, rdata, keep, head)
         rows = self._lane_rows(m, rdata, head.log2_esize, head.log2_stack)
         for k, lane in enumerate(lanes):
             m.d.comb += [
@@ -264,6 +265,22 @@ class TLoadEngine(wiring.Component):
                 cgroups.valid.eq(consume & (head.kind == KIND_CHUNK) & head.group_end),
             ]
         return {"out": line_out, "data": line_data, "valid": line_valid, "head": head}
+
+    def _chunk_row(self, m, chunk, rdata, keep, head):
+        """A chunk run into the chunk transposer: its P chunks (32 bytes and their valid bits)
+        as they come; a stacked run (W = 128: G = 2 rows of U = 2 fractals, chunk g*2 + u)
+        reordered to u*2 + g, so that super-chunk u holds fractal u's two lines."""
+        P, c = self.width // LINE_BYTES, 8 * LINE_BYTES
+        order = [(k % 2) * 2 + k // 2 for k in range(P)] if P == 4 else list(range(P))
+        paired = (head.log2_stack != 0) if P == 4 else 0
+        m.d.comb += [
+            chunk.i.payload.data.eq(Mux(paired, Cat(rdata.word_select(k, c) for k in order),
+                                        rdata)),
+            chunk.i.payload.valid.eq(Mux(paired, Cat(keep.word_select(k, LINE_BYTES)
+                                                     for k in order), keep)),
+        ]
+        if P == 4:
+            m.d.comb += chunk.i.payload.log2_pair.eq(paired)
 
     def _lane_rows(self, m, rdata, log2_esize, log2_stack):
         """The rows of the P transpose lanes for a run of G source rows (G = 2**log2_stack;

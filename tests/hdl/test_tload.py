@@ -210,6 +210,8 @@ NARROW = {   # (layout, type, Col, Row): one output whose rows (NORM, ND2NZ, ND2
     "nd2nz_b16_one_fractal_column": (L.ND2NZ, "FP16", 16, 128),
     "nd2nz_b8_one_fractal_column": (L.ND2NZ, "S8", 32, 64),
     "dn2zn_b32_one_fractal_row": (L.DN2ZN, "FP32", 128, 8),
+    "nd2nz_b16_two_fractal_columns": (L.ND2NZ, "FP16", 32, 64),
+    "dn2zn_b8_two_fractal_rows": (L.DN2ZN, "S8", 64, 64),
     "nd2zn_b8_16B_rows": (L.ND2ZN, "S8", 16, 256),
     "dn2nz_b8_16B_columns": (L.DN2NZ, "S8", 256, 16),
     "nd2zn_b16_32B_rows": (L.ND2ZN, "FP16", 16, 128),
@@ -222,7 +224,8 @@ NARROW = {   # (layout, type, Col, Row): one output whose rows (NORM, ND2NZ, ND2
 def test_narrow_dense_tiles_move_several_rows_a_beat(name, width):
     """A dense tile whose rows are narrower than W moves W bytes a cycle: the tile of 4 KB
     takes its 4096/W beats plus the pipeline's latency, and a transposing one the reads that
-    bring the S rows of its first square too (S x rowbytes / W: several rows a read);
+    bring the S rows of its first square too (S x rowbytes / W: several rows a read), one of
+    several fractals (ND2NZ, DN2ZN) those of the P lines of the first beat;
     partly valid (rows past ValidRow, columns past ValidCol padded: the latter make the
     source rows no longer back to back) and strided ones agree with the model too."""
     layout, dt, src_cols, src_rows = NARROW[name]
@@ -232,7 +235,12 @@ def test_narrow_dense_tiles_move_several_rows_a_beat(name, width):
     res, _ = check(full, cfg_for(width, seed=1), mem_seed=1, mem_size=8192)
     esize = full.dtype.esize
     row_bytes = (src_rows if dn else src_cols) * esize
-    fill = (32 // esize) * min(row_bytes, width) // width if layout.transposing else 0
+    if layout.transposing:              # the S rows of the first square
+        fill = (32 // esize) * min(row_bytes, width) // width
+    elif layout in (L.ND2NZ, L.DN2ZN) and row_bytes > 32:   # P lines of the first fractal
+        fill = (width // 32) * min(row_bytes, width) // width
+    else:
+        fill = 0
     assert res.cycles <= 4096 // width + fill + 6
     vr, vc = (src_rows, src_cols - 3) if dn else (src_rows - 5, src_cols)
     part = TLoadParams(layout, dt, valid_col=vc, valid_row=vr, col=src_cols,

@@ -36,7 +36,7 @@ ARITH_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.LShift: ast.RShift,
 
 #: generated mutants argued equivalent: id -> why no test can tell them from the original
 EQUIVALENT: dict[str, str] = {
-    "g:tload/decode.py:181:41:const+1":
+    "g:tload/decode.py:182:41:const+1":
         "range(MAX_LOG_SIZE + 2) in the size search adds the candidate p = 19 (p has 5 bits, "
         "so it fits); a tile is at most 2**18 bytes, so p = 19 fails p <= log2_size and the "
         "instruction faults IllegalParameter, as it does when no candidate matches; the other "
@@ -50,7 +50,7 @@ EQUIVALENT: dict[str, str] = {
     "g:tiles/system.py:184:60:const+1":
         "words_bits = ... + 2: the width of the TADD beat counter, one bit wider; it counts "
         "to at most LCFR / W beats either way, so every value and comparison is the same",
-    "g:tload/addrgen.py:145:53:const+1":
+    "g:tload/addrgen.py:146:53:const+1":
         "(\"major0\", 24) -> 25: the width of a register that holds a row or column index "
         "below 2**24; one bit wider, every value is the same",
     "g:tiles/regfile.py:149:59:const+1":

@@ -336,8 +336,10 @@ def _tload_markdown(res) -> list[str]:
         L.append("")
         narrow = [r for r in res.get("tload_narrow") or [] if r["width"] == w]
         if narrow:
-            L += [f"Narrow dense tiles at W = {w} (8 KB): " + "; ".join(
-                f"{r['name']} {r['efficiency']:.3f}" for r in narrow) + ".", ""]
+            L += [f"Narrow dense tiles at W = {w} (8 KB; transposing: / fill bound): " + "; ".join(
+                f"{r['name']} {r['efficiency']:.3f}"
+                + (f" / {r['efficiency'] / r['fill_bound']:.3f}" if r.get("fill_bound") else "")
+                for r in narrow) + ".", ""]
     return L
 
 

@@ -31,7 +31,11 @@ def shape_for(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> tu
     layouts that do not transpose, widened where the layout allows until the source's
     contiguous extent (a row of an ND source, a column of a DN source) is at least W bytes.
     (A transposing layout's dense rows narrower than W move several a read, and the
-    narrower they are, the fewer reads bring the first square.)"""
+    narrower they are, the fewer reads bring the first square.)  DN2NZ's tile is ND2ZN's
+    transposed, its mirror image: the DN source's columns are as long as ND2ZN's rows."""
+    if layout is TLoadLayout.DN2NZ:
+        rows, cols = shape_for(TLoadLayout.ND2ZN, esize, size, width)
+        return cols, rows
     elems = size // esize
     cols = 1 << (int(math.log2(elems)) // 2)
     c0 = 32 // esize
@@ -126,10 +130,17 @@ NARROW = {"NORM b8, 16-byte rows": (TLoadLayout.NORM, 1, 16, 512),
           "NORM b16, 32-byte rows": (TLoadLayout.NORM, 2, 16, 256),
           "NORM b32, 64-byte rows": (TLoadLayout.NORM, 4, 16, 128),
           "ND2NZ b16, one fractal column": (TLoadLayout.ND2NZ, 2, 16, 256),
-          "DN2ZN b32, one fractal row": (TLoadLayout.DN2ZN, 4, 256, 8)}
+          "DN2ZN b32, one fractal row": (TLoadLayout.DN2ZN, 4, 256, 8),
+          "ND2NZ b16, two fractal columns": (TLoadLayout.ND2NZ, 2, 32, 128),
+          "DN2ZN b8, two fractal rows": (TLoadLayout.DN2ZN, 1, 128, 64),
+          "ND2ZN b8, 16-byte rows": (TLoadLayout.ND2ZN, 1, 16, 512),
+          "DN2NZ b8, 16-byte columns": (TLoadLayout.DN2NZ, 1, 512, 16),
+          "ND2ZN b16, 32-byte rows": (TLoadLayout.ND2ZN, 2, 16, 256)}
 
 
 def narrow_case(name: str, width: int = 32) -> dict:
+    """A narrow dense tile of 8 KB: efficiency, and for a transposing one its fraction of the
+    fill bound."""
     layout, esize, cols, rows = NARROW[name]
     size = rows * cols * esize
     p = TLoadParams(layout=layout, dtype=DTYPES[esize], valid_col=cols, valid_row=rows, col=cols,
@@ -138,8 +149,10 @@ def narrow_case(name: str, width: int = 32) -> dict:
     res, code, mism, problems = run_and_compare(p, mem, SimConfig(width=width))
     if code is not None or mism or problems:
         raise RuntimeError(f"narrow case {name} failed: {problems or mism[:2] or code}")
+    bound = fill_bound(layout, esize, size, width, (rows if layout.source_dn else cols) * esize)
     return {"name": name, "width": width, "size": size, "cycles": res.cycles,
-            "ideal": size // width, "efficiency": round(size // width / res.cycles, 4)}
+            "ideal": size // width, "efficiency": round(size // width / res.cycles, 4),
+            "fill_bound": round(bound, 4) if bound else None}
 
 
 def yosys() -> str:
