@@ -261,9 +261,11 @@ class ChunkTranspose(_Alternating, wiring.Component):
         self.sizes = {0: self.chunk_bits}
         if self.chunks == 4:
             self.sizes[1] = 2 * self.chunk_bits
+        row = {"data": 8 * width, "valid": width, "lines": 3}
+        if self.chunks == 4:
+            row["log2_pair"] = 1
         super().__init__({
-            "i": In(stream.Signature(data.StructLayout(
-                {"data": 8 * width, "valid": width, "lines": 3, "log2_pair": 1}))),
+            "i": In(stream.Signature(data.StructLayout(row))),
             "o": Out(stream.Signature(data.StructLayout(
                 {"data": 8 * width, "valid": width, "index": 2, "last": 1}))),
         })
