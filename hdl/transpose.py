@@ -258,11 +258,11 @@ class ChunkTranspose(_Alternating, wiring.Component):
         self.chunk_bits = 8 * LINE_BYTES + LINE_BYTES
         self.max_rows = self.chunks
         self.line_bits = self.chunks * self.chunk_bits
+        self.paired = self.chunks == 4                   # super-chunks of two (W = 128)
         self.sizes = {0: self.chunk_bits}
-        if self.chunks == 4:
-            self.sizes[1] = 2 * self.chunk_bits
         row = {"data": 8 * width, "valid": width, "lines": 3}
-        if self.chunks == 4:
+        if self.paired:
+            self.sizes[1] = 2 * self.chunk_bits
             row["log2_pair"] = 1
         super().__init__({
             "i": In(stream.Signature(data.StructLayout(row))),
@@ -274,7 +274,7 @@ class ChunkTranspose(_Alternating, wiring.Component):
         return _Storage(m, "chunk", self)
 
     def _code_of(self):
-        return self.i.payload.log2_pair if self.chunks == 4 else 0
+        return self.i.payload.log2_pair if self.paired else 0
 
     def _lines_of(self):
         return self.i.payload.lines

@@ -272,9 +272,10 @@ class L1L0Engine(wiring.Component):
                     g.dst_base + g.quarter[1] * g.frac_step + Cat(line[:3], g.quarter[0]) * 32,
                     g.dst_base + (line >> 4) * g.frac_step + line[:4] * 32)
         last_line = tr.o.payload.last & g.last
-        ready = self.wr.ready & squares.valid & (~last_line | cq.room)
+        can = squares.valid & (~last_line | cq.room)      # the lines' place, room to complete
+        ready = self.wr.ready & can
         m.d.comb += [
-            self.wr.valid.eq(tr.o.valid & squares.valid & (~last_line | cq.room)),
+            self.wr.valid.eq(tr.o.valid & can),
             self.wr.payload.addr.eq(waddr[:32]),
             self.wr.payload.data.eq(Cat(lane.o.payload.data for lane in lanes)),
             squares.ready.eq(tr.o.valid & ready & tr.o.payload.last),

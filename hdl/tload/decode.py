@@ -48,7 +48,7 @@ Decoded = data.StructLayout({
     "log2_runs": 5,          # log2 runs per output tile
     "log2_lines": 3,         # log2 lines per transpose group / log2 bytes per NORM run
     "log2_lanes": 2,         # log2 32-byte lanes a run of ND2NZ..DN2NZ spans (W > 32)
-    "log2_stack": 2,         # log2 source rows a transposing run reads (see _stack)
+    "log2_stack": 2,         # log2 source rows a transposing or chunk run reads (_stack)
     "valid_major": 23,       # valid extent along the source's major axis (rows of ND, cols of DN)
     "valid_minor": 23,       # valid extent along the minor axis
     "base": 64,
@@ -111,9 +111,10 @@ class TLoadDecoder(wiring.Component):
                                 (out_of_bounds, FaultCode.OutOfBounds)], name="fault")
 
         log2_runs, log2_lines, log2_lanes = self._runs_per_tile(m, ins, log2_esize, geo)
-        flat, flat_bytes = self._flat(m, ins, log2_esize, geo, stride, valid_major, valid_minor)
+        flat, flat_bytes, narrow = self._flat(m, ins, log2_esize, geo, stride, valid_major,
+                                              valid_minor)
         log2_w = self.width.bit_length() - 1
-        log2_stack = self._stack(m, ins, log2_esize, geo, stride, valid_major, valid_minor)
+        log2_stack = self._stack(m, ins, log2_esize, narrow, valid_major)
         with m.If(flat):                 # W-byte runs
             m.d.comb += [log2_runs.eq(geo["log2_size"] - log2_w), log2_lines.eq(log2_w),
                          log2_lanes.eq(0)]
@@ -215,23 +216,30 @@ class TLoadDecoder(wiring.Component):
         """A *flat* tile: one output whose rows (NORM, ND2NZ) or columns (DN2ZN) are narrower
         than W and lie back to back in the source (the stride is their length), all of
         each valid; NORM, and ND2NZ/DN2ZN of one fractal column/row (32 bytes), store it
-        in source order, so it moves as W-byte runs of the source, several rows a beat."""
+        in source order, so it moves as W-byte runs of the source, several rows a beat.
+        Returns (flat, its valid bytes, ``narrow``: {dense, log2_minor_bytes}, whether the
+        tile has such rows whatever its layout, for :meth:`_stack`)."""
         dn = TLoadLayout.where(ins.layout, "source_dn")
         log2_minor = Mux(dn, geo["log2_rows"], geo["log2_cols"])
-        log2_minor_bytes = log2_minor + log2_esize
+        log2_minor_bytes = Signal(6)
+        m.d.comb += log2_minor_bytes.eq(log2_minor + log2_esize)
+        narrow = {"log2_minor_bytes": log2_minor_bytes,
+                  "dense": ((ins.n == 1) & (log2_minor_bytes < self.width.bit_length() - 1)
+                            & (stride == (1 << log2_minor_bytes))
+                            & (valid_minor == (1 << log2_minor)))}
         in_order = ((ins.layout == TLoadLayout.NORM)
                     | (((ins.layout == TLoadLayout.ND2NZ) | (ins.layout == TLoadLayout.DN2ZN))
                        & (log2_minor_bytes == LOG2_LINE)))
-        flat = ((ins.n == 1) & in_order & (log2_minor_bytes < self.width.bit_length() - 1)
-                & (stride == (1 << log2_minor_bytes)) & (valid_minor == (1 << log2_minor)))
+        flat = narrow["dense"] & in_order
         flat_bytes = Mux(valid_major > (1 << MAX_LOG_SIZE), 0, valid_major << log2_minor_bytes)
-        return flat, flat_bytes
+        return flat, flat_bytes, narrow
 
-    def _stack(self, m, ins, log2_esize, geo, stride, valid_major, valid_minor):
+    def _stack(self, m, ins, log2_esize, narrow, valid_major):
         """log2 G, the source rows one transposing run reads (ND2ZN, DN2NZ).  A run reads a
         row of the tile (an ND source's row, a DN source's column); when the rows are
         narrower than W and lie back to back in the source (the stride is their length), the
-        tile being one output, all of each row valid and the valid rows a multiple of G,
+        tile being one output (``narrow``, see :meth:`_flat`), all of each row valid and the
+        valid rows a multiple of G,
         G = W / row bytes rows are one W-byte read, and the transpose lanes take them as
         elements G times as wide (at most 64 bits; the ZN/NZ shape rules keep every legal
         G within it): U = P / G squares side by side, or at b8 with rows of 16 elements one
@@ -239,15 +247,10 @@ class TLoadDecoder(wiring.Component):
         fractals (one fractal is a flat tile): the chunk transposer then takes P/G runs, each
         G rows of U fractals, as a square of U x U super-chunks of G fractal lines.  0
         otherwise."""
-        log2_w = self.width.bit_length() - 1
-        dn = TLoadLayout.where(ins.layout, "source_dn")
-        log2_minor = Mux(dn, geo["log2_rows"], geo["log2_cols"])
-        log2_minor_bytes = Signal(6)
-        m.d.comb += log2_minor_bytes.eq(log2_minor + log2_esize)
+        log2_minor_bytes = narrow["log2_minor_bytes"]
         g = Signal(3)
-        m.d.comb += g.eq(log2_w - log2_minor_bytes)
-        dense = ((ins.n == 1) & (log2_minor_bytes < log2_w)
-                 & (stride == (1 << log2_minor_bytes)) & (valid_minor == (1 << log2_minor))
+        m.d.comb += g.eq(self.width.bit_length() - 1 - log2_minor_bytes)
+        dense = (narrow["dense"]
                  & ((valid_major & ((1 << g) - 1)) == 0))
         transposing = TLoadLayout.where(ins.layout, "transposing")
         chunked = (ins.layout == TLoadLayout.ND2NZ) | (ins.layout == TLoadLayout.DN2ZN)

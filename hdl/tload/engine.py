@@ -271,15 +271,15 @@ class TLoadEngine(wiring.Component):
         as they come; a stacked run (W = 128: G = 2 rows of U = 2 fractals, chunk g*2 + u)
         reordered to u*2 + g, so that super-chunk u holds fractal u's two lines."""
         P, c = self.width // LINE_BYTES, 8 * LINE_BYTES
-        order = [(k % 2) * 2 + k // 2 for k in range(P)] if P == 4 else list(range(P))
-        paired = (head.log2_stack != 0) if P == 4 else 0
+        order = [(k % 2) * 2 + k // 2 for k in range(P)] if chunk.paired else list(range(P))
+        paired = (head.log2_stack != 0) if chunk.paired else 0
         m.d.comb += [
             chunk.i.payload.data.eq(Mux(paired, Cat(rdata.word_select(k, c) for k in order),
                                         rdata)),
             chunk.i.payload.valid.eq(Mux(paired, Cat(keep.word_select(k, LINE_BYTES)
                                                      for k in order), keep)),
         ]
-        if P == 4:
+        if chunk.paired:
             m.d.comb += chunk.i.payload.log2_pair.eq(paired)
 
     def _lane_rows(self, m, rdata, log2_esize, log2_stack):

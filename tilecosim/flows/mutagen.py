@@ -36,7 +36,7 @@ ARITH_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.LShift: ast.RShift,
 
 #: generated mutants argued equivalent: id -> why no test can tell them from the original
 EQUIVALENT: dict[str, str] = {
-    "g:tload/decode.py:182:41:const+1":
+    "g:tload/decode.py:183:41:const+1":
         "range(MAX_LOG_SIZE + 2) in the size search adds the candidate p = 19 (p has 5 bits, "
         "so it fits); a tile is at most 2**18 bytes, so p = 19 fails p <= log2_size and the "
         "instruction faults IllegalParameter, as it does when no candidate matches; the other "
@@ -57,7 +57,7 @@ EQUIVALENT: dict[str, str] = {
         "alloc_slots[k].eq(Cat(idx, q[:3])): each alloc_slots entry is 6 bits (slot, queue), "
         "so the third queue bit is dropped by the assignment -- and it is 0 for any queue "
         "that allocates (q < 4)",
-    "g:l1l0/engine.py:278:43:slice-hi+1":
+    "g:l1l0/engine.py:279:43:slice-hi+1":
         "wr.payload.addr.eq(waddr[:33]): the addr field is 32 bits wide, so the assignment "
         "drops the 33rd bit and the L0 write address is waddr[:32] as before",
 }

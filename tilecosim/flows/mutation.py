@@ -121,7 +121,7 @@ MUTANTS = [
            "a.eq(q & _mask(log2_rq)),\n                             major0.eq(fi",
            "ND2ZN: stacked runs step one source row instead of G", TLOAD_TESTS),
     Mutant("chunk-pair-order", "tload/engine.py",
-           "order = [(k % 2) * 2 + k // 2 for k in range(P)] if P == 4 else list(range(P))",
+           "order = [(k % 2) * 2 + k // 2 for k in range(P)] if chunk.paired else list(range(P))",
            "order = list(range(P))",
            "W = 128: a stacked chunk run's fractal lines not paired before the chunk transposer",
            TLOAD_TESTS),
