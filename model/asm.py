@@ -36,7 +36,8 @@ from .tload import MAX_OUTPUTS, TLoadLayout, TLoadParams
 
 __all__ = ["AsmError", "RegisterError", "Operand", "TLoadInsn", "ElementwiseInsn",
            "BlockRecord", "assemble", "disassemble", "parse_line", "parse_tload", "parse_block",
-           "parse_program", "SCALAR_REGS", "format_size", "records_text", "params_to_asm"]
+           "parse_program", "SCALAR_REGS", "format_size", "records_text", "params_to_asm",
+           "parse_int"]
 
 REG_BITS = 64
 REG_MASK = (1 << REG_BITS) - 1
@@ -45,6 +46,17 @@ SCALAR_REGS = frozenset(
     + [f"x{i}" for i in range(32)] + [f"a{i}" for i in range(8)]
     + [f"t{i}" for i in range(7)] + [f"s{i}" for i in range(12)])
 QUEUES = ("T", "U", "M", "N", "ACC", "S")
+
+
+def parse_int(text: str) -> int:
+    """An integer as a user types it, in assembly and on the command line alike: decimal
+    (leading zeros allowed: ``016`` is 16), ``0x``, ``0o`` or ``0b``, with ``_`` between
+    digits; ValueError otherwise."""
+    text = text.strip()
+    try:
+        return int(text, 0)
+    except ValueError:
+        return int(text, 10)
 
 
 class AsmError(ValueError):
@@ -187,7 +199,7 @@ class BlockRecord:
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<arrow>->)
-  | (?P<num>0[xX][0-9a-fA-F_]+|\d+)
+  | (?P<num>0[xX][0-9a-fA-F_]*|0[bB][01][01_]*|0[oO][0-7][0-7_]*|\d[\d_]*)
   | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<punct>[<>,\[\]:+\-.#])
 """, re.VERBOSE)
@@ -248,8 +260,14 @@ class _Parser:
     def number(self, what: str) -> int:
         if self.tok.kind != "num":
             self.error(f"expected a number for {what}, found '{self.tok.text or 'end of line'}'")
-        t = self.tok
-        value = int(self.next().text.replace("_", ""), 0)
+        t = self.next()
+        try:
+            value = parse_int(t.text)
+        except ValueError:
+            if t.text.isdigit():         # beyond Python's 4300-digit conversion limit
+                self.error(f"{what} {t.text[:20]}... does not fit a 64-bit field "
+                           f"(0..{REG_MASK})", t)
+            self.error(f"malformed number '{t.text}' for {what} (decimal, 0x, 0o or 0b)", t)
         if value > REG_MASK:
             self.error(f"{what} {value} does not fit a 64-bit field (0..{REG_MASK})", t)
         return value
@@ -296,6 +314,22 @@ class _Parser:
 
 
 _DEP = re.compile(r"^D\d+$")
+
+
+def _dependency(p: _Parser) -> str | None:
+    """A dependency operand, or None (nothing consumed) when the next token starts none:
+    ``D<n>`` (this project's label), ``d#<n>`` (the Linx toolchain's, read as ``d#`` and a
+    number: ``d#04`` is ``d#4``) or ``d`` (the toolchain's DepDst, written ``->d``)."""
+    t = p.tok
+    if t.kind == "name" and _DEP.match(t.text):
+        return p.next().text
+    if t.kind != "name" or t.text not in ("d", "D"):
+        return None
+    p.next()
+    if not p.at("#"):
+        return "d"
+    p.next()
+    return f"d#{p.number('the dependency d#')}"
 _LB_FIELDS = {"LB0": "ValidCol", "LB1": "ValidRow", "LB2": "Col"}
 
 
@@ -341,7 +375,8 @@ def _parse_tload(p: _Parser) -> TLoadInsn:
         p.error("LB0 (ValidCol) is required", close)
     if dt is None:
         p.error("a DataType is required", close)
-    p.expect(",", "after the operand list")
+    if p.at(","):                           # the LLVM toolchain writes no comma here
+        p.next()
     p.expect("[", "to open the source registers [RegSrc0, RegSrc1]")
     base = p.register("RegSrc0")
     stride = None
@@ -356,17 +391,20 @@ def _parse_tload(p: _Parser) -> TLoadInsn:
             p.next()
             break
         t = p.tok
-        if t.kind == "name" and _DEP.match(t.text):
-            if len(deps) == 3:
-                p.error("at most 3 dependencies (DepSrc0..2)")
-            deps.append(p.next().text)
-        else:
-            p.error(f"expected a dependency label (D<n>) or '->', found '{t.text or 'end of line'}'")
+        dep = _dependency(p)
+        if dep is None or dep == "d":
+            p.error(f"expected a dependency (D<n> or d#<n>) or '->', found "
+                    f"'{t.text or 'end of line'}'", t)
+        if len(deps) == 3:
+            p.error("at most 3 dependencies (DepSrc0..2)", t)
+        deps.append(dep)
     dsts, dep_dst = [], None
     while True:
         t = p.tok
-        if t.kind == "name" and _DEP.match(t.text):
-            dep_dst = p.next().text
+        dep_dst = _dependency(p)
+        if dep_dst is not None:
+            if not dsts:
+                p.error("expected a destination (DstTile0, e.g. T<2KB>) before DepDst", t)
             break
         if t.kind != "name" or t.text.upper() not in QUEUES:
             p.error(f"expected a destination queue (T, U, M, N), found '{t.text or 'end of line'}'")
@@ -548,9 +586,12 @@ def disassemble(records: list[BlockRecord] | str) -> TLoadInsn:
                 or r.args[0] not in SCALAR_REGS:
             bad("B.DIM must be 'reg, imm, ->LBn'", r)
         try:
-            lbs[r.args[2][2:]] = Operand(r.args[0], int(r.args[1], 0))
+            imm = parse_int(r.args[1])
         except ValueError:
             bad(f"B.DIM immediate '{r.args[1]}' is not a number", r)
+        if not -REG_MASK <= imm <= REG_MASK:
+            bad(f"B.DIM immediate {r.args[1]} does not fit a 64-bit field", r)
+        lbs[r.args[2][2:]] = Operand(r.args[0], imm)
     if "LB0" not in lbs:
         bad("B.DIM ->LB0 (ValidCol) is missing")
     dsts = []
@@ -562,10 +603,11 @@ def disassemble(records: list[BlockRecord] | str) -> TLoadInsn:
         if s in SCALAR_REGS:
             size: int | str = s
         else:
-            mm = re.match(r"^(0[xX][0-9a-fA-F]+|\d+)(KB|B)?$", s)
-            if not mm:
+            mm = re.match(r"^(\w+?)(KB|B)?$", s)
+            try:
+                size = parse_int(mm[1]) * (1024 if mm[2] == "KB" else 1)
+            except (TypeError, ValueError):
                 bad(f"B.IOT size '{s}' is not a size", r)
-            size = int(mm[1], 0) * (1024 if mm[2] == "KB" else 1)
         dsts.append((m["q"], size))
     if not dsts:
         bad("no B.IOT destination")
@@ -574,7 +616,7 @@ def disassemble(records: list[BlockRecord] | str) -> TLoadInsn:
         bad("B.IOR must be 'RegSrc0[, RegSrc1]'", ior)
     deps, dep_dst = [], None
     for r in by_op.get("B.IOD", []):
-        for a in r.args:
+        for a in filter(None, r.args):          # the toolchain prints 'B.IOD , ->d'
             if a.startswith("->"):
                 dep_dst = a[2:]
             else:

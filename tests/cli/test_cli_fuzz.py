@@ -24,6 +24,9 @@ ASM = st.sampled_from([
     "TLOAD.DN2ZN <LB0:a0, LB1:a1, BF16, Max>, [a3], ->T<1KB>",
     "TLOAD <LB0:a0, E2M1x2>, [a3, a4], ->ACC<256>",
     "TLOAD.ND2ZN <LB0:a0 LB1:a1>, [a3], ->T<1KB>",
+    # numbers with leading zeros, and the Linx toolchain's spellings
+    "TLOAD.NORM <LB0:016, LB1:a0+010, LB2:0032, S16, Zero>, [a2], D01, ->T<0512>",
+    "TLOAD.DN2NZ <LB0:a0, LB1:a1, FP32, Max> [a3, a4], d#04, ->T<01KB>, ->d",
 ])
 VALUES = st.one_of(st.integers(-2**70, 2**70), st.sampled_from([0, 1, 16, 32, 256, 2**64 - 1]))
 REG = st.builds(lambda n, v: f"{n}={v}", st.sampled_from(["a0", "a1", "a2", "a3", "a4", "a5"]),
@@ -190,7 +193,12 @@ TOKENS = st.sampled_from([
     "ACC<1KB>", "S<0x100>", "LB0:", "LB1:", "LB2:", "LB0:16", "LB1:a0+3", "LB2:a1-2", "LB3:4",
     "FP16", "S8", "E2M1x2", "FP128", "Zero", "Max", "Min", "Null", "D1", "D9", "a0", "x31",
     "zero", "t7", "0x", "0x10", "-1", "99999999999999999999", "1KB", "2kb", "KB", " ", ":", "+",
-    "-", "\t", "#", ";", "\u00e9"])
+    "-", "\t", "#", ";", "\u00e9",
+    # leading zeros, underscores, other bases and malformed numbers in every field
+    "0", "00", "016", "0512", "LB0:016", "LB1:a1+010", "LB2:a0-007", "T<0512>", "U<01KB>",
+    "T<0x_>", "1_000", "1__0", "0b101", "0o17", "0x_", "08", "0_8", "\u0661\u0666",
+    # the toolchain's dependencies
+    "d", "d#", "d#4", "d#04", "->d", "D#1", "d#0x"])
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
@@ -210,7 +218,9 @@ def test_the_assembler_raises_only_its_own_error(text):
 LINES = st.one_of(
     st.sampled_from(["TLOAD <LB0:16, S8>, [a0], ->T<256>", "TLOAD.ND2NZ <LB0:a1, LB1:16, FP16>, "
                      "[a0], ->T<1KB>", "TLOAD <LB0:8, FP32>, [a0], D1, ->U<256>", "# comment",
-                     "", "TLOAD <LB0:300, S8>, [a0], ->T<256>", "garbage here"]),
+                     "", "TLOAD <LB0:300, S8>, [a0], ->T<256>", "garbage here",
+                     "TLOAD <LB0:0128, LB1:02, U8> [a0], d#01, ->T<0256>, ->d",
+                     "TADD T#01, T#002.reuse, ->U", "TSUB T#016, T#0x1, ->T", "TADD T#0x, T#1, ->U"]),
     st.text(max_size=40))
 
 

@@ -78,6 +78,16 @@ def test_unset_register_is_named():
     ("TADD T#1, T#17, ->U", 12, "relative index 17 is outside 1..16"),
     ("TSUB T#1, T#2.keep, ->U", 14, "expected 'reuse'"),
     ("MOVE a0, a1", 0, "unknown instruction 'MOVE'"),
+    # malformed numbers name the field
+    ("TLOAD <LB0:0x, S8>, [a2], ->T<1KB>", 11, "malformed number '0x' for LB0 (ValidCol)"),
+    ("TLOAD <LB0:1, LB1:1__0, S8>, [a2], ->T<1KB>", 18, "malformed number '1__0' for LB1"),
+    ("TLOAD <LB0:1, S8>, [a2], ->T<0x_KB>", 29, "malformed number '0x_' for DstTile0"),
+    ("TLOAD <LB0:1, LB2:a1+01_, S8>, [a2], ->T<1KB>", 21, "malformed number '01_' for LB2"),
+    ("TADD T#0x, T#2, ->U", 7, "malformed number '0x' for the first source's relative index"),
+    ("TLOAD <LB0:1, S8>, [a2], d#0x, ->T<1KB>", 27, "malformed number '0x' for the dependency"),
+    # the toolchain's dependency spellings, where they fit
+    ("TLOAD <LB0:1, S8>, [a2], d, ->T<1KB>", 25, "expected a dependency (D<n> or d#<n>)"),
+    ("TLOAD <LB0:1, S8>, [a2], ->d", 27, "expected a destination (DstTile0"),
 ])
 def test_errors_quote_the_line_and_point_at_the_column(line, col, reason):
     with pytest.raises(AsmError) as e:
@@ -94,6 +104,61 @@ def test_comments_and_tile_refs():
     assert parse_line("# also a comment") is None
     e = parse_line("TADD T#2.reuse, T#3, ->U ; keep T#2")
     assert e.text() == "TADD T#2.reuse, T#3, ->U"
+
+
+#: TLOADs as the Linx LLVM toolchain writes them (llvm/test/MC/LinxV5/
+#: MTC_Tloadstore-asm-operands.s: no comma after '>', dependencies d#N, DepDst ->d), with
+#: the canonical text each must print, written by hand from D9's canonical form
+TOOLCHAIN_FORMS = [
+    ("TLOAD.NORM <LB0: a2+12, LB1: 13, LB2: a1, FP32, Max> [a1, a7], ->T<64KB>",
+     "TLOAD.NORM <LB0:a2+12, LB1:13, LB2:a1, FP32, Max>, [a1, a7], ->T<64KB>"),
+    ("TLOAD.ND2ZN <LB0: a2+12, LB1: 13, LB2: a1, FP32, Zero> [a1], d#4, ->T<64KB>",
+     "TLOAD.ND2ZN <LB0:a2+12, LB1:13, LB2:a1, FP32, Zero>, [a1], d#4, ->T<64KB>"),
+    ("TLOAD.NORM <LB0:16, FP16> [a0, a1], d#8, ->T<512>, ->d",
+     "TLOAD.NORM <LB0:16, LB1:1, LB2:16, FP16, Null>, [a0, a1], d#8, ->T<512>, d"),
+    ("TLOAD.NORM <LB0:16, FP16>, [a0], D1, d#2, ->T<512>, U<512>, d#3",
+     "TLOAD.NORM <LB0:16, LB1:1, LB2:16, FP16, Null>, [a0], D1, d#2, ->T<512>, U<512>, d#3"),
+]
+
+
+@pytest.mark.parametrize("line,canonical", TOOLCHAIN_FORMS)
+def test_the_toolchains_spellings(line, canonical):
+    insn = parse_tload(line)
+    assert insn.text() == canonical
+    assert parse_tload(canonical) == insn
+    assert disassemble(assemble(insn)) == insn
+
+
+def test_the_toolchains_block_dependencies():
+    """``B.IOD d#8, ->d`` and the toolchain's printout of a DepDst alone, ``B.IOD , ->d``."""
+    insn = parse_tload(TOOLCHAIN_FORMS[2][0])
+    assert assemble(insn)[-1].text() == "B.IOD d#8, ->d"
+    head = "BSTART.TMA TLOAD, FP16\nB.DATR NORM, Null\nB.DIM zero, 16, ->LB0\n" \
+           "B.IOT last, ->T<512>\nB.IOR a0\n"
+    assert disassemble(head + "B.IOD , ->d").dep_dst == "d"
+    assert disassemble(head + "B.IOD , ->d").dep_srcs == ()
+
+
+@pytest.mark.parametrize("zeros,plain", [
+    ("TLOAD <LB0:016, LB1:a1+010, LB2:0032, S8>, [a2], D07, ->T<0512>, U<01KB>",
+     "TLOAD <LB0:16, LB1:a1+10, LB2:32, S8>, [a2], D07, ->T<512>, U<1KB>"),
+    ("TLOAD <LB0:a0-007, S8>, [a2], d#004, ->T<0x0200>", "TLOAD <LB0:a0-7, S8>, [a2], d#4, ->T<512>"),
+    ("TLOAD <LB0:1_024, S8>, [a2], ->T<0b1_0000_0000>", "TLOAD <LB0:1024, S8>, [a2], ->T<256>"),
+    ("TADD T#01, U#016.reuse, ->M", "TADD T#1, U#16.reuse, ->M"),
+])
+def test_numbers_with_leading_zeros_are_decimal(zeros, plain):
+    """Leading zeros are decimal, as --reg values are (docs/cli.md), not octal and not an
+    error: LB fields, offsets, sizes, register indices and d#N."""
+    assert parse_line(zeros) == parse_line(plain)
+
+
+def test_block_numbers_with_leading_zeros():
+    text = ("BSTART.TMA TLOAD, S8\nB.DATR NORM, Null\nB.DIM zero, 016, ->LB0\n"
+            "B.IOT last, ->T<0512>\nB.IOT ->U<01KB>\nB.IOR a0")
+    insn = disassemble(text)
+    assert insn.valid_col == Operand("zero", 16) and insn.dsts == (("T", 512), ("U", 1024))
+    with pytest.raises(AsmError, match="B.IOT size '0x_' is not a size"):
+        disassemble(text.replace("0512", "0x_"))
 
 
 def test_disassembler_rejects_malformed_templates():
@@ -118,8 +183,11 @@ insns = st.builds(
     base=regs, stride=st.one_of(st.none(), regs),
     dsts=st.lists(st.tuples(st.sampled_from(["T", "U", "M", "N", "ACC"]), sizes),
                   min_size=1, max_size=8).map(tuple),
-    dep_srcs=st.lists(st.integers(0, 99).map(lambda k: f"D{k}"), max_size=3).map(tuple),
-    dep_dst=st.one_of(st.none(), st.integers(0, 99).map(lambda k: f"D{k}")))
+    dep_srcs=st.lists(st.one_of(st.integers(0, 99).map(lambda k: f"D{k}"),
+                                st.integers(0, 99).map(lambda k: f"d#{k}")),
+                      max_size=3).map(tuple),
+    dep_dst=st.one_of(st.none(), st.just("d"), st.integers(0, 99).map(lambda k: f"D{k}"),
+                      st.integers(0, 99).map(lambda k: f"d#{k}")))
 
 
 @settings(max_examples=300)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tilecosim.model.asm import parse_int
 from tilecosim.model.display import ramp_memory, seeded_memory
 from tilecosim.model.dtypes import PROFILES
 from tilecosim.model.tload import LCFR
@@ -57,16 +58,6 @@ FMT = argparse.RawDescriptionHelpFormatter
 
 # --- argument types and groups ------------------------------------------------------------
 
-def parse_int(text: str) -> int:
-    """An integer as a user types it: decimal (leading zeros allowed), 0x, 0o or 0b;
-    ValueError otherwise."""
-    text = text.strip()
-    try:
-        return int(text, 0)
-    except ValueError:
-        return int(text, 10)
-
-
 def any_int(name):
     def conv(text):
         try:
@@ -101,7 +92,7 @@ def prob_arg(text):
 
 def lcfr_arg(text):
     try:
-        lo, hi = (int(x, 0) for x in text.split(":"))
+        lo, hi = (parse_int(x) for x in text.split(":"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"--lcfr {text!r} is not MIN:MAX in bytes") from None
     if not 256 <= lo <= hi:
