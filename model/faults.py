@@ -38,7 +38,8 @@ FAULT_TABLE = {
                               "(e.g. TLOAD to ACC, a register index outside 1..16)"),
     "IllegalParameter":   (2, "a parameter breaks a rule of the operation "
                               "(e.g. ValidCol > Col, Row not a whole number, NZ shape rule)"),
-    "TileAllocation":     (3, "the destination queue has no free slot (all 16 live)"),
+    "TileAllocation":     (3, "an allocation would push a live register out of its queue's "
+                              "16 names (Q#16 live; a full queue is one case)"),
     "TileReleased":       (4, "a source tile register was read after it was released"),
     "Alignment":          (5, "an address, stride or offset is not aligned as the operation requires"),
     "OutOfBounds":        (6, "an access falls outside the memory or buffer"),

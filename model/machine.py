@@ -56,14 +56,21 @@ class Machine:
         if arith not in ARITH:
             raise ValueError(f"arith={arith!r}: choose one of {', '.join(map(repr, ARITH))}")
         self.arith = arith
+        self._count = 0             # instructions run
 
-    def execute(self, insn: TLoadInsn | ElementwiseInsn | str) -> StepResult:
+    def execute(self, insn: TLoadInsn | ElementwiseInsn | str,
+                line: int | None = None) -> StepResult:
+        """Run one instruction.  ``line``: its line in the program, which a later
+        TileAllocation fault names (default: its position among the instructions this
+        machine has run, 1 for the first)."""
         if isinstance(insn, str):
             insn = parse_line(insn)
+        self._count += 1
+        line = self._count if line is None else line
         if isinstance(insn, TLoadInsn):
             params = insn.resolve(self.regs)
             images = self._tload(self.memory, params, self.profile, self.lcfr)
-            names = self.tiles.commit([], images)
+            names = self.tiles.commit([], images, line)
             return StepResult(insn, params, images, names)
         if isinstance(insn, ElementwiseInsn):
             a = self.tiles.read(insn.src0)
@@ -71,7 +78,7 @@ class Machine:
             if insn.dst not in ("T", "U", "M", "N"):
                 raise IllegalInstruction("dst", insn.dst, f"{insn.op} writes T, U, M or N")
             out = elementwise(insn.op, a, b, insn.dst, self.arith)
-            names = self.tiles.commit([insn.src0, insn.src1], [out])
+            names = self.tiles.commit([insn.src0, insn.src1], [out], line)
             return StepResult(insn, None, [out], names)
         raise TypeError(f"not an instruction: {insn!r}")
 
@@ -80,7 +87,7 @@ class Machine:
         results = []
         for lineno, insn in parse_program(program):
             try:
-                results.append(self.execute(insn))
+                results.append(self.execute(insn, lineno))
             except Fault as f:
                 f.lineno = lineno
                 raise

@@ -3,24 +3,37 @@ relative names that address them, and the SRAM that holds the tiles.
 
 Architectural rules, as the golden model (``model/tiles.py``) has them:
 
-* a destination takes the lowest free slot of its queue and becomes ``Q#1``; the
-  registers allocated before it move to ``Q#2`` .. ``Q#16``.  The index counts
-  allocations, live or released (a queue's *history*: 16 entries of {slot, live}, newest
-  first, and how many allocations there have been, up to 16);
-* a slot is free when the allocation that holds it has been released; a queue with no
-  free slot cannot allocate (TileAllocation);
-* a source read without ``.reuse`` is released at commit: its history entry and its slot
-  become dead;
+* a destination becomes ``Q#1``; the registers allocated before it move to ``Q#2`` ..
+  ``Q#16``.  The index counts allocations, live or released;
+* the ring rule: every live register stays among the 16 names, so an allocation whose
+  ``Q#16`` is still live cannot be made (TileAllocation); n outputs of one TLOAD into a
+  queue need ``Q#17-n`` .. ``Q#16`` dead.  A queue of 16 live registers is one case of it;
+* a source read without ``.reuse`` is released at commit;
 * ACC and S hold no tile (the model never writes them): reading them is TileReleased.
+
+Names to slots: a ring per queue.  Each queue keeps ``head``, the slot its next allocation
+takes (its allocations so far, modulo 16), one live bit per slot, and ``wrapped``, set once
+it has had 16 allocations (which tells a released name from a never-written one: ``Q#k`` was
+never written iff not wrapped and ``k > head``).  ``Q#k`` is slot ``head - k`` (mod 16): a
+4-bit subtraction, no table.  An allocation takes slot ``head`` -- the slot of ``Q#16``,
+whose name it takes away -- so the ring rule is exactly "that slot is free", one bit read.
+The n outputs of a TLOAD into one queue take slots ``head .. head + n - 1``: a running
+next-slot per queue, one 4-bit increment per output, and the last is the new head.
+
+What the rule costs: no gates (a history of 16 {slot, live} entries per queue, a shift
+network and a priority encoder per output, which an allocator that takes any free slot
+needs, are replaced by a 4-bit head and a subtraction), but capacity: one long-lived
+register blocks its queue when it reaches ``Q#16``, however many younger ones were
+released.  A core stalls there until the register is released; the model, which runs one
+instruction at a time, faults.
 
 Storage: fixed slots.  Every register of every queue owns ``slot_bytes`` (the LCFR
 maximum) of one SRAM of ``64 * slot_bytes / W`` words of W bytes, byte-enabled: slot ``s``
-of queue ``q`` starts at word ``(16 q + s) * slot_bytes / W``.  Allocation is a priority
-encoder (no free list, no fragmentation, one cycle for all 8 outputs of a TLOAD), and the
-address of a tile's word is a concatenation (no adder).  The cost is capacity: the SRAM
-holds 64 tiles of the largest size whatever the sizes in use (a pooled allocator would size
-it by the bytes live, at the price of a free-list, compaction or fragmentation faults the
-model does not have).
+of queue ``q`` starts at word ``(16 q + s) * slot_bytes / W``.  Allocation takes one cycle
+for all 8 outputs of a TLOAD, and the address of a tile's word is a concatenation (no
+adder).  The cost is capacity: the SRAM holds 64 tiles of the largest size whatever the
+sizes in use (a pooled allocator would size it by the bytes live, at the price of a
+free-list, compaction or fragmentation faults the model does not have).
 
 Ports (all combinational except the SRAM reads, whose data comes the cycle after the
 address):
@@ -53,13 +66,15 @@ SLOT_SIZES = tuple(256 << k for k in range(11))     # 256 B .. 256 KB
 
 Name = data.StructLayout({"queue": 3, "index": 5})
 Found = data.StructLayout({"status": LookupStatus, "slot": 6, "meta": TileMeta})
-Entry = data.StructLayout({"slot": 4, "live": 1})
+#: a queue's ring: the slot its next allocation takes, whether it has had 16 allocations, and
+#: which slots are live
+Ring = data.StructLayout({"head": 4, "wrapped": 1, "live": QUEUE_DEPTH})
 
 
 class TileRegisterFile(wiring.Component):
     """Queues T, U, M, N of 16 registers in fixed slots of ``slot_bytes`` (see module doc).
 
-    Parameters: ``width`` W, bytes per SRAM word (32 or 64); ``slot_bytes``, bytes per
+    Parameters: ``width`` W, bytes per SRAM word (32, 64 or 128); ``slot_bytes``, bytes per
     register (a power of two, 256 B..256 KB: the LCFR maximum of the system).
     """
 
@@ -89,113 +104,99 @@ class TileRegisterFile(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        hist = Signal(data.ArrayLayout(data.ArrayLayout(Entry, QUEUE_DEPTH), NQUEUES))
-        count = Signal(data.ArrayLayout(range(QUEUE_DEPTH + 1), NQUEUES))
-        slot_live = Signal(data.ArrayLayout(QUEUE_DEPTH, NQUEUES))
+        ring = Signal(data.ArrayLayout(Ring, NQUEUES))
         meta = Signal(data.ArrayLayout(TileMeta, NSLOTS))
-        self._lookups(m, hist, count, meta)
-        picks = self._allocation(m, slot_live)
-        self._commit(m, hist, count, slot_live, meta, picks)
+        self._lookups(m, ring, meta)
+        picks, heads = self._allocation(m, ring)
+        self._commit(m, ring, meta, picks, heads)
         self._storage(m)
-        for q in range(NQUEUES):
-            m.d.comb += self.live[q].eq(Cat(hist[q][k].live for k in range(QUEUE_DEPTH)))
+        self._live_names(m, ring)
         return m
 
-    def _lookups(self, m, hist, count, meta):
-        """A relative name -> its status, physical slot and meta."""
+    @staticmethod
+    def _queue(m, ring, queue, name):
+        """The ring of a queue given by a signal (codes 0..3; any other reads an empty ring)."""
+        out = Signal(Ring, name=name)
+        with m.Switch(queue):
+            for k in range(NQUEUES):
+                with m.Case(k):
+                    m.d.comb += out.eq(ring[k])
+        return out
+
+    def _lookups(self, m, ring, meta):
+        """A relative name -> its status, physical slot and meta: ``Q#k`` is slot
+        ``head - k``."""
         for p in range(3):
             name, out = self.lookup[p], self.found[p]
             q = name.queue
-            pos = Signal(4, name=f"pos{p}")
-            entry = Signal(Entry, name=f"entry{p}")
-            cnt = Signal(range(QUEUE_DEPTH + 1), name=f"count{p}")
-            m.d.comb += pos.eq(name.index - 1)
-            with m.Switch(q):
-                for k in range(NQUEUES):
-                    with m.Case(k):
-                        m.d.comb += [entry.eq(hist[k][pos]), cnt.eq(count[k])]
-            slot = Cat(entry.slot, q[:2])
-            m.d.comb += [out.slot.eq(slot), out.meta.eq(meta[slot])]
+            r = self._queue(m, ring, q, f"ring{p}")
+            slot = Signal(4, name=f"slot{p}")
+            m.d.comb += slot.eq(r.head - name.index)
+            m.d.comb += [out.slot.eq(Cat(slot, q[:2])), out.meta.eq(meta[Cat(slot, q[:2])])]
             with m.If((q >= 6) | (name.index == 0) | (name.index > QUEUE_DEPTH)):
                 m.d.comb += out.status.eq(LookupStatus.ILLEGAL)
-            with m.Elif((q >= NQUEUES) | (name.index > cnt)):
+            with m.Elif((q >= NQUEUES) | (~r.wrapped & (name.index > r.head))):
                 m.d.comb += out.status.eq(LookupStatus.NEVER)
-            with m.Elif(~entry.live):
+            with m.Elif(~r.live.bit_select(slot, 1)):
                 m.d.comb += out.status.eq(LookupStatus.RELEASED)
             with m.Else():
                 m.d.comb += out.status.eq(LookupStatus.LIVE)
 
-    def _allocation(self, m, slot_live):
-        """Destination k takes the lowest slot of its queue that is free and not taken by
-        destinations 0..k-1; all must find one."""
-        avail = [~slot_live[q] for q in range(NQUEUES)]
+    def _allocation(self, m, ring):
+        """Destination k takes its queue's next slot: ``head`` for the first into that
+        queue, then ``head + 1``, ...; each must be free (the ring rule).  Returns
+        [(used, queue, slot, one-hot slot)] per destination, and each queue's slot after
+        them all (its new head)."""
+        nxt = [ring[j].head for j in range(NQUEUES)]
         ok = []
         picks = []
         for k in range(MAX_OUTPUTS):
             q = self.alloc[k]
             used = self.alloc_n > k
-            free = Signal(QUEUE_DEPTH, name=f"free{k}")
+            slot = Signal(4, name=f"alloc_slot{k}")
+            live = Signal(QUEUE_DEPTH, name=f"alloc_live{k}")
             with m.Switch(q):
                 for j in range(NQUEUES):
                     with m.Case(j):
-                        m.d.comb += free.eq(avail[j])
-            onehot = Signal(QUEUE_DEPTH, name=f"pick{k}")
-            m.d.comb += onehot.eq(free & (~free + 1))
-            idx = Signal(4, name=f"slot{k}")
-            for b in reversed(range(QUEUE_DEPTH)):
-                with m.If(free[b]):
-                    m.d.comb += idx.eq(b)
-            ok.append(~used | ((q < NQUEUES) & (free != 0)))
-            m.d.comb += self.alloc_slots[k].eq(Cat(idx, q[:2]))
-            avail = [Mux(used & (q == j), avail[j] & ~onehot, avail[j]) for j in range(NQUEUES)]
-            picks.append((used, q, idx, onehot))
+                        m.d.comb += [slot.eq(nxt[j]), live.eq(ring[j].live)]
+            ok.append(~used | ((q < NQUEUES) & ~live.bit_select(slot, 1)))
+            m.d.comb += self.alloc_slots[k].eq(Cat(slot, q[:2]))
+            picks.append((used, q, slot, (Const(1, QUEUE_DEPTH) << slot)[:QUEUE_DEPTH]))
+            after = [Signal(4, name=f"next{j}_{k}") for j in range(NQUEUES)]
+            for j in range(NQUEUES):
+                m.d.comb += after[j].eq(Mux(used & (q == j), nxt[j] + 1, nxt[j]))
+            nxt = after
         m.d.comb += self.alloc_ok.eq(Cat(ok).all())
-        return picks
+        return picks, nxt
 
-    def _commit(self, m, hist, count, slot_live, meta, picks):
-        """Release the marked sources, then push the destinations (DstTile0 first, so the
-        last one is Q#1), in one cycle."""
+    def _commit(self, m, ring, meta, picks, heads):
+        """Release the marked sources and take the destinations' slots; the head moves
+        past them (``wrapped`` is set when it passes slot 0).  One cycle."""
         for q in range(NQUEUES):
-            entries = [Signal(Entry, name=f"h{q}_{j}") for j in range(QUEUE_DEPTH)]
-            for j in range(QUEUE_DEPTH):
-                released = Const(0)
-                for p in range(2):
-                    name = self.lookup[p]
-                    released = released | (self.release[p] & (name.queue == q)
-                                            & (name.index == j + 1))
-                m.d.comb += [entries[j].slot.eq(hist[q][j].slot),
-                             entries[j].live.eq(hist[q][j].live & ~released)]
-            dead = Signal(QUEUE_DEPTH, name=f"dead{q}")
-            terms = []
+            freed = []
             for p in range(2):
                 f = self.found[p]
                 hit = (self.release[p] & (self.lookup[p].queue == q)
                        & (f.status == LookupStatus.LIVE))
-                terms.append(Mux(hit, (Const(1, QUEUE_DEPTH) << f.slot[:4])[:QUEUE_DEPTH], 0))
-            m.d.comb += dead.eq(terms[0] | terms[1])
-            new_live = slot_live[q] & ~dead
-            n_q = Const(0, range(MAX_OUTPUTS + 1))
-            for used, qk, idx, onehot in picks:
-                mine = used & (qk == q)
-                shifted = []
-                for j in range(QUEUE_DEPTH):
-                    e = Signal(Entry)
-                    if j == 0:
-                        m.d.comb += [e.slot.eq(Mux(mine, idx, entries[0].slot)),
-                                     e.live.eq(Mux(mine, 1, entries[0].live))]
-                    else:
-                        m.d.comb += e.eq(Mux(mine, entries[j - 1], entries[j]))
-                    shifted.append(e)
-                entries = shifted
-                new_live = new_live | Mux(mine, onehot, 0)
-                n_q = n_q + mine
+                freed.append(Mux(hit, (Const(1, QUEUE_DEPTH) << f.slot[:4])[:QUEUE_DEPTH], 0))
+            taken = Const(0, QUEUE_DEPTH)
+            for used, qk, _, onehot in picks:
+                taken = taken | Mux(used & (qk == q), onehot, 0)
+            r = ring[q]
             with m.If(self.commit):
-                m.d.sync += [hist[q].eq(Cat(entries)), slot_live[q].eq(new_live),
-                             count[q].eq(Mux(count[q] + n_q > QUEUE_DEPTH, QUEUE_DEPTH,
-                                             count[q] + n_q))]
-        for used, qk, idx, onehot in picks:
+                m.d.sync += [r.live.eq(r.live & ~freed[0] & ~freed[1] | taken),
+                             r.head.eq(heads[q]),
+                             r.wrapped.eq(r.wrapped | (heads[q] < r.head))]
+        for used, qk, slot, _ in picks:
             with m.If(self.commit & used):
-                m.d.sync += meta[Cat(idx, qk[:2])].eq(self.alloc_meta)
+                m.d.sync += meta[Cat(slot, qk[:2])].eq(self.alloc_meta)
+
+    def _live_names(self, m, ring):
+        """``live`` by name: bit k of a queue is its slot ``head - k - 1``."""
+        for q in range(NQUEUES):
+            r = ring[q]
+            m.d.comb += self.live[q].eq(Cat(r.live.bit_select((r.head - k - 1)[:4], 1)
+                                            for k in range(QUEUE_DEPTH)))
 
     def _storage(self, m):
         """One SRAM of W-byte words, byte-enabled; slot s starts at word s * words."""

@@ -206,7 +206,7 @@ def test_bench_runs_the_parts_it_is_asked_for(tmp_path):
 
 def test_mutation_lists_every_mutant_and_refuses_unknown_ones():
     r = run("mutation", "--list")
-    assert r.returncode == 0 and len(r.stdout.splitlines()) == 45
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 48
     assert all(line.split()[1].startswith("hdl/") for line in r.stdout.splitlines())
     r = run("mutation", "--only", "addr-norm,bogus")
     assert r.returncode == 2 and "unknown mutant(s) bogus" in r.stderr

@@ -4,7 +4,8 @@ streamed without a pause between instructions (the final state and every fault c
 
 The expected names and faults of the fixed programs are the seed's (002: T#1 is the newest
 register, a source read without .reuse is released at commit, a full queue cannot
-allocate) and D8's codes, written here by hand; the bytes come from the golden model.
+allocate), D7's ring rule (an allocation whose Q#16 is live faults) and D8's codes, written
+here by hand; the bytes come from the golden model.
 Icarus and Verilator run the same programs in cocotb_tests/test_tiles.py.
 """
 
@@ -32,6 +33,22 @@ FAULT_PROGRAMS = {
     "17 loads into one queue after another queue's": (
         LOAD.format("a1", "U") + "".join(LOAD.format("a0", "M") for _ in range(17)),
         ("TileAllocation", 3, 18)),
+    # the ring rule (D7): T#16, the first load, is live, though 2 of 16 slots are free
+    "a live register pushed out of the 16 names": (
+        "".join(LOAD.format("a0", "T") for _ in range(16)) + "TADD T#1, T#2, ->U\n"
+        + LOAD.format("a1", "T"), ("TileAllocation", 3, 18)),
+    # two outputs push N#15 and N#16 out; N#16 was released, N#15 is live
+    "two outputs pushing a live register out": (
+        "".join(LOAD.format("a0", "N") for _ in range(16)) + "TADD N#16, N#1.reuse, ->U\n"
+        + "TLOAD.NORM <LB0:16, LB1:16, LB2:32, S16, Zero>, [a0], ->N<512>, N<512>\n",
+        ("TileAllocation", 3, 18)),
+    # the same, after N#15 is released too: the TLOAD goes in; then M#16 read by a TADD into M
+    "a source that its own instruction would release": (
+        "".join(LOAD.format("a0", "N") for _ in range(16)) + "TADD N#16, N#1.reuse, ->U\n"
+        + "TSUB N#15, N#1.reuse, ->U\n"
+        + "TLOAD.NORM <LB0:16, LB1:16, LB2:32, S16, Zero>, [a0], ->N<512>, N<512>\n"
+        + "".join(LOAD.format("a1", "M") for _ in range(16)) + "TADD M#16, M#1.reuse, ->M\n",
+        ("TileAllocation", 3, 36)),
     "a read after release": (SEED_EXAMPLE + "TADD T#3, T#1, ->N\n", ("TileReleased", 4, 6)),
     "a never-written register": (LOAD.format("a0", "U") + "TADD U#1, U#2, ->T\n",
                                  ("TileReleased", 4, 2)),
@@ -227,3 +244,104 @@ def test_a_tadd_block_without_two_sources_and_a_destination_is_illegal():
                      [start, dst],                      # neither
                      [src, src, dst],                   # no BSTART
                      [start, src, src, dst]]) == [0, 1, 1, 1, 1, 0]
+
+
+def test_the_register_file_alone_keeps_the_models_names_and_rule():
+    """TileRegisterFile alone under 2,000 random commits, each checked against the golden
+    register file: whether the allocation may go (the ring rule of D7, a full queue among
+    them), the ``live`` port by name, the status of a random name on the third lookup port,
+    and (every 8th) that no two live names share a slot.  Phases of 100 commits fill one
+    queue (loads into it, no reads: it wraps and faults, full or on a live Q#16) and drain
+    (reads, most of the oldest live register, released at commit unless reused; one
+    allocation into the queue with most room, or several anywhere; none when no queue has
+    room, a release alone)."""
+    from amaranth.sim import Simulator
+
+    from tests.watchdog import run_bounded
+    from tilecosim.hdl.tiles.regfile import TileRegisterFile
+    from tilecosim.hdl.tiles.types import QUEUE_CODES, LookupStatus
+    from tilecosim.model.dtypes import dtype
+    from tilecosim.model.faults import TileAllocation
+    from tilecosim.model.layouts import Layout
+    from tilecosim.model.tiles import QUEUE_DEPTH, TileRef, TileRegisterFile as Golden
+    from tilecosim.model.tload import TileImage
+
+    dut = TileRegisterFile(width=32, slot_bytes=256)
+    gold = Golden()
+    rng = random.Random(29)
+    queues = ("T", "U", "M", "N")
+    counts = {"commits": 0, "full": 0, "ring": 0}
+
+    def image(q):
+        return TileImage(q, 256, dtype("U8"), Layout.ND, 2, 128, np.zeros(256, np.uint8),
+                         np.ones(256, bool))
+
+    def want_status(q, index):
+        if q >= 6 or not 1 <= index <= QUEUE_DEPTH:
+            return LookupStatus.ILLEGAL
+        name = ("T", "U", "M", "N", "ACC", "S")[q]
+        if q >= 4 or index > gold.allocated(name):
+            return LookupStatus.NEVER
+        return LookupStatus.LIVE if gold.is_live(name, index) else LookupStatus.RELEASED
+
+    async def bench(ctx):
+        for step in range(2000):
+            heavy = queues[(step // 200) % 4]
+            reads, writes = [], []
+            if (step // 100) % 2 == 0:                  # fill: loads into one queue
+                n = 1 if rng.random() < 0.8 else rng.choice([2, 3, 8])
+                writes = [image(heavy if n == 1 else rng.choice(queues)) for _ in range(n)]
+            else:                                       # drain, mostly the oldest
+                live = [n for n, _ in gold.live()]
+                oldest = {n[0]: n for n in live}        # live() lists newest first
+                picked = rng.sample(live, min(len(live), rng.choice([0, 1, 2, 2])))
+                if picked and rng.random() < 0.6:
+                    picked[0] = oldest.get(heavy, oldest[rng.choice(list(oldest))])
+                reads = [TileRef(n[0], int(n[2:]), rng.random() < 0.3)
+                         for n in dict.fromkeys(picked)]
+                roomiest = max(queues, key=gold.room)
+                if gold.room(roomiest) and rng.random() < 0.7:
+                    writes = [image(roomiest)]
+                elif gold.room(roomiest):
+                    writes = [image(rng.choice(queues)) for _ in range(rng.choice([1, 2, 8]))]
+            for p in range(2):
+                ref = reads[p] if p < len(reads) else TileRef("T", 1)
+                ctx.set(dut.lookup[p].queue, QUEUE_CODES[ref.queue])
+                ctx.set(dut.lookup[p].index, ref.index)
+            ctx.set(dut.release, sum((not r.reuse) << p for p, r in enumerate(reads)))
+            for k in range(8):
+                ctx.set(dut.alloc[k], QUEUE_CODES[writes[k].queue] if k < len(writes) else 0)
+            ctx.set(dut.alloc_n, len(writes))
+            try:
+                gold.commit(reads, writes)
+                ok = 1
+            except TileAllocation as f:
+                ok = 0
+                counts["full" if "is full" in f.message else "ring"] += 1
+            assert ctx.get(dut.alloc_ok) == ok, (step, [w.queue for w in writes])
+            counts["commits"] += ok
+            ctx.set(dut.commit, ok)
+            await ctx.tick()
+            ctx.set(dut.commit, 0)
+            for code, q in enumerate(queues):
+                want = sum(gold.is_live(q, k + 1) << k for k in range(QUEUE_DEPTH))
+                assert ctx.get(dut.live[code]) == want, (step, q)
+            q, index = rng.randrange(8), rng.randrange(18)
+            ctx.set(dut.lookup[2].queue, q)
+            ctx.set(dut.lookup[2].index, index)
+            assert ctx.get(dut.found[2].status) == want_status(q, index), (step, q, index)
+            if step % 8:
+                continue
+            slots = []
+            for name, _ in gold.live():
+                ctx.set(dut.lookup[2].queue, QUEUE_CODES[name[0]])
+                ctx.set(dut.lookup[2].index, int(name[2:]))
+                slots.append(ctx.get(dut.found[2].slot))
+            assert len(set(slots)) == len(slots), (step, "two live names share a slot")
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    run_bounded(sim, 2100, "register file bench")
+    # the draw reached what it aims at: commits, and vetoes of both kinds
+    assert counts["commits"] > 600 and counts["full"] > 20 and counts["ring"] > 200, counts

@@ -55,24 +55,83 @@ def test_sixteen_live_then_tile_allocation():
     for _ in range(16):
         m.execute(LOAD.format(q="M"))
     before = m.tiles.live()
-    with pytest.raises(TileAllocation, match="queue M has 0 free slot"):
+    with pytest.raises(TileAllocation, match="queue M is full, all 16 registers live: M#16 "
+                                             r"\(allocated at line 1\) is still live"):
         m.execute(LOAD.format(q="M"))
     assert len(m.tiles.live()) == len(before) == 16
-    # releasing one frees a slot
+    # releasing the newest frees a slot but not M#16's name: the ring rule still faults
     m.execute("TADD M#1, M#2.reuse, ->T")
+    assert m.tiles.free_slots("M") == 1 and m.tiles.room("M") == 0
+    with pytest.raises(TileAllocation, match=r"^TileAllocation: ->M=1: M#16 \(allocated at "
+                                             r"line 1\) is still live"):
+        m.execute(LOAD.format(q="M"))
+    # releasing M#16 makes room for one allocation
+    m.execute("TADD M#16, M#2.reuse, ->T")
+    assert m.tiles.room("M") == 1
     m.execute(LOAD.format(q="M"))
-    assert m.tiles.free_slots("M") == 0
+    assert m.tiles.free_slots("M") == 1 and m.tiles.room("M") == 0
 
 
-def test_multi_output_needs_every_slot_or_none():
+def test_a_live_register_never_loses_its_name():
+    """The issue's example: 16 TLOADs into T, TADD T#1, T#2 (releases the two newest),
+    then a TLOAD: T#16 is the first TLOAD, still live, so the TLOAD faults and nothing
+    changes; the 2 free slots do not help."""
+    m = machine()
+    program = "\n".join([LOAD.format(q="T")] * 16 + ["TADD T#1, T#2, ->U"]
+                        + [LOAD.format(q="T")] * 2)
+    with pytest.raises(TileAllocation) as e:
+        m.run(program)
+    assert e.value.lineno == 18
+    assert e.value.message == ("->T=1: T#16 (allocated at line 1) is still live: read it "
+                               "without .reuse, or release it, before allocating into T")
+    live = [n for n, _ in m.tiles.live()]
+    assert live == [f"T#{k}" for k in range(3, 17)] + ["U#1"]
+    assert m.tiles.free_slots("T") == 2 and m.tiles.room("T") == 0
+
+
+def test_an_allocation_pushes_a_released_register_out_of_the_names():
+    m = machine()
+    for k in range(16):
+        m.regs["a0"] = 512 * k
+        m.execute(LOAD.format(q="U"))
+    m.execute("TADD U#16, U#15.reuse, ->T")           # releases the first load
+    m.regs["a0"] = 512 * 16
+    m.execute(LOAD.format(q="U"))                    # pushes it out: U#16 is the second load
+    assert m.tiles.allocated("U") == 16
+    assert m.tiles.read("U#16").data.view(np.uint16)[0] == 256 * 1
+    assert m.tiles.read("U#1").data.view(np.uint16)[0] == 256 * 16
+    with pytest.raises(TileAllocation, match="U#16 \\(allocated at line 2\\)"):
+        m.execute(LOAD.format(q="U"))
+
+
+def test_a_source_released_by_the_instruction_does_not_make_room_for_it():
+    """Allocation is checked against the state before the instruction (D7: checks first,
+    then commit): TADD T#16, ... ->T faults although it would release T#16."""
+    m = machine()
+    for _ in range(16):
+        m.execute(LOAD.format(q="T"))
+    with pytest.raises(TileAllocation, match="T#16"):
+        m.execute("TADD T#16, T#1.reuse, ->T")
+    assert m.tiles.is_live("T", 16)
+    m.execute("TADD T#16, T#1.reuse, ->U")            # into another queue: fine
+    assert not m.tiles.is_live("T", 16) and m.tiles.room("T") == 1
+
+
+def test_multi_output_needs_every_name_it_pushes_out_dead():
+    """n outputs into one queue push Q#17-n .. Q#16 out of the names."""
     m = machine()
     for _ in range(15):
         m.execute(LOAD.format(q="N"))
-    with pytest.raises(TileAllocation):
-        m.execute("TLOAD.NORM <LB0:16, LB1:16, LB2:32, FP16>, [a0], ->N<512>, N<512>")
-    assert m.tiles.free_slots("N") == 1
+    two = "TLOAD.NORM <LB0:16, LB1:16, LB2:32, FP16>, [a0], ->N<512>, N<512>"
+    with pytest.raises(TileAllocation, match=r"N#15 \(allocated at line 1\) is still live: "
+                                             r".*; 2 allocations push N#15..N#16 out"):
+        m.execute(two)
+    assert m.tiles.free_slots("N") == 1 and m.tiles.allocated("N") == 15
+    m.execute("TADD N#15, N#14.reuse, ->T")           # release the oldest
+    assert m.execute(two).names == ["N#2", "N#1"]     # DstTile0 allocated first
+    assert m.tiles.allocated("N") == 16 and m.tiles.free_slots("N") == 0
     names = m.execute("TLOAD.NORM <LB0:16, LB1:16, LB2:32, FP16>, [a0], ->T<512>, T<512>").names
-    assert names == ["T#2", "T#1"]                  # DstTile0 allocated first
+    assert names == ["T#2", "T#1"]
 
 
 def test_write_once():

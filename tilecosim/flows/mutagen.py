@@ -53,10 +53,6 @@ EQUIVALENT: dict[str, str] = {
     "g:tload/addrgen.py:146:53:const+1":
         "(\"major0\", 24) -> 25: the width of a register that holds a row or column index "
         "below 2**24; one bit wider, every value is the same",
-    "g:tiles/regfile.py:149:59:const+1":
-        "alloc_slots[k].eq(Cat(idx, q[:3])): each alloc_slots entry is 6 bits (slot, queue), "
-        "so the third queue bit is dropped by the assignment -- and it is 0 for any queue "
-        "that allocates (q < 4)",
     "g:l1l0/engine.py:279:43:slice-hi+1":
         "wr.payload.addr.eq(waddr[:33]): the addr field is 32 bits wide, so the assignment "
         "drops the 33rd bit and the L0 write address is waddr[:32] as before",

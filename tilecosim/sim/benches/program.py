@@ -105,7 +105,7 @@ def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
         try:
             beats = ([pack(RecordBeat, b) for b in record_beats(insn, machine.regs)]
                      if records else [])
-            step = machine.execute(insn)
+            step = machine.execute(insn, line)
         except RegisterError as e:
             raise RegisterError(f"PROGRAM line {line}: {e}") from None
         except Fault as f:
