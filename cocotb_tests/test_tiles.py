@@ -37,8 +37,9 @@ def test_programs_match_the_machine_with_amaranths_cycles(sim, check):
 
 @pytest.mark.parametrize("check", ["each", "end"])
 def test_a_program_aimed_at_every_bin_on_verilator(check):
-    """One random program per bin of the program operation (30: pressure, Q#16, reuse and
-    release, every layout, lane and fault), with back-pressure, in one simulator start."""
+    """One random program per bin of the program operation (32: pressure, Q#16, a queue
+    past 16 allocations, reuse and release, every layout, lane and fault, both allocation
+    faults among them), with back-pressure, in one simulator start."""
     need("verilator")
     runs = run_checked(drawn_programs(), "verilator", check=check)
-    assert len(runs) == 30
+    assert len(runs) == 32

@@ -14,7 +14,8 @@ import numpy as np
 
 from .dtypes import DTYPES, PadValue
 from .layouts import default_fractal
-from .tload import TLoadLayout, TLoadParams
+from .tiles import QUEUE_DEPTH
+from .tload import MAX_OUTPUTS, TLoadLayout, TLoadParams
 
 __all__ = ["random_tload", "QUEUES", "random_program", "PROGRAM_FAULTS", "INT_TYPES",
            "tload_text"]
@@ -65,8 +66,8 @@ def random_tload(rng: random.Random, layout: TLoadLayout | None = None, dtype: s
 # --- programs of the tile system --------------------------------------------------------
 
 #: what :func:`random_program` can aim its program at
-PROGRAM_FAULTS = ("TileAllocation", "TileReleased/released", "TileReleased/never",
-                  "IllegalInstruction/dst", "IllegalInstruction/float",
+PROGRAM_FAULTS = ("TileAllocation/full", "TileAllocation/ring", "TileReleased/released",
+                  "TileReleased/never", "IllegalInstruction/dst", "IllegalInstruction/float",
                   "IllegalParameter/lcfr", "IllegalParameter/shape", "OutOfBounds", "far")
 INT_TYPES = ("S8", "U8", "S16", "U16", "S32", "U32", "S64", "U64", "S4x2", "U4x2")
 _BASE_REGS = tuple(f"a{k}" for k in range(8)) + tuple(f"s{k}" for k in range(12))
@@ -90,7 +91,8 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
     It is built against a golden Machine (``arith="integer"``) as it goes, so that its
     TADD/TSUBs mostly read live registers of matching shape.  ``length`` instructions
     (1..64, drawn when None) before an optional ``fault`` (one of :data:`PROGRAM_FAULTS`)
-    that ends it; a program may also end early at a fault it runs into (a full queue).
+    that ends it; a program may also end early at a fault it runs into (a queue whose
+    oldest live register is of a floating-point type, which no TSUB can release).
     ``layout``/``dtype`` steer the TLOAD shapes, ``pressure`` loads one queue until it
     is full, ``index16`` reads a source as ``Q#16``.
     """
@@ -120,11 +122,24 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
         regs[b] = rng.randint(0, mem_size - max_span)
     machine = Machine(np.zeros(mem_size, np.uint8), dict(regs),
                       lcfr=LCFR(256, lcfr_max), arith="integer")
+    tiles = machine.tiles
     lines: list[str] = []
 
-    def tload_line(queue=None, template=None):
+    def tload_line(queue=None, template=None, fits=False):
+        """A TLOAD of a template, into ``queue`` or random queues; with ``fits``, only
+        into queues with room for its outputs (None when there is none)."""
         p, stride, _ = template or rng.choice(templates)
-        qs = [queue or rng.choice(QUEUES) for _ in p.outputs]
+        room = {q: tiles.room(q) for q in QUEUES}
+        qs = []
+        for _ in p.outputs:
+            if not fits:
+                qs.append(queue or rng.choice(QUEUES))
+                continue
+            ok = [q for q in ([queue] if queue else QUEUES) if room[q] > 0]
+            if not ok:
+                return None
+            qs.append(rng.choice(ok))
+            room[qs[-1]] -= 1
         p = replace(p, outputs=tuple((q, p.outputs[0][1]) for q in qs))
         return tload_text(p, rng.choice(bases), stride)
 
@@ -137,15 +152,29 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
                                []).append(name)
         return out
 
-    def ew_line():
+    def ew_line(fits=False):
+        """A TADD/TSUB of two live registers of one shape (None when there are none); with
+        ``fits``, into a queue with room for it."""
         gs = [g for key, g in groups().items() if key[0] in INT_TYPES or rng.random() < 0.05]
-        if not gs:
+        dsts = [q for q in QUEUES if tiles.room(q) > 0] if fits else QUEUES
+        if not gs or not dsts:
             return None
         g = rng.choice(gs)
         a, b = rng.choice(g), rng.choice(g)
         ra = ".reuse" if rng.random() < 0.5 else ""
         rb = ".reuse" if rng.random() < 0.5 else ""
-        return f"{rng.choice(['TADD', 'TSUB'])} {a}{ra}, {b}{rb}, ->{rng.choice(QUEUES)}"
+        return f"{rng.choice(['TADD', 'TSUB'])} {a}{ra}, {b}{rb}, ->{rng.choice(dsts)}"
+
+    def release_line():
+        """A TSUB that releases the oldest live register of a queue short of room (so that
+        a program that keeps registers live goes on), into a queue with room; None when no
+        such register is of an integer type (TSUB of another faults)."""
+        for q in sorted(QUEUES, key=tiles.room):
+            k = QUEUE_DEPTH - tiles.room(q)
+            dsts = [d for d in QUEUES if tiles.room(d) > (d == q)]
+            if k and dsts and tiles.read(f"{q}#{k}").dtype.name in INT_TYPES:
+                return f"TSUB {q}#{k}, {q}#{k}.reuse, ->{rng.choice(dsts)}"
+        return None
 
     def emit(line) -> bool:
         """Run ``line`` on the machine; False when it faulted (the program ends)."""
@@ -158,21 +187,22 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
 
     focus = rng.choice(QUEUES)
     while len(lines) < length:
-        if pressure and machine.tiles.free_slots(focus) > 0:
+        if pressure and tiles.free_slots(focus) > 0:
             line = tload_line(focus)
-        elif index16:
-            line = tload_line(focus) if len(machine.tiles._history[focus]) < 16 else None
-            if line is None:
-                hist = machine.tiles._history[focus]
-                if hist[15].live and rng.random() < 0.8:
-                    line = f"TADD {focus}#16.reuse, {focus}#1, ->{rng.choice(QUEUES)}"
-                    index16 = False
-                else:
-                    line = ew_line() or tload_line()
-        elif rng.random() < 0.5:
-            line = ew_line() or tload_line()
+        elif index16 and tiles.allocated(focus) < QUEUE_DEPTH:
+            line = tload_line(focus)
+        elif index16 and tiles.is_live(focus, QUEUE_DEPTH) and rng.random() < 0.8:
+            line = f"TADD {focus}#16.reuse, {focus}#1, ->{rng.choice(QUEUES)}"
+            index16 = False
         else:
-            line = tload_line(focus if rng.random() < 0.3 else None)
+            # the random mix keeps within the ring rule (D7): it allocates in queues with
+            # room, and releases the register in the way when none has; the allocation
+            # faults come from pressure and from the aimed tails
+            if rng.random() < 0.5:
+                line = ew_line(fits=True) or tload_line(fits=True)
+            else:
+                line = tload_line(focus if rng.random() < 0.3 else None, fits=True)
+            line = line or release_line() or tload_line()
         if not emit(line):
             return lines, regs
     if fault:
@@ -185,15 +215,32 @@ def _fault_tail(rng, fault, machine, lines, regs, templates, bases, tload_line, 
                 mem_size, lcfr_max):
     """Instructions that end the program with ``fault``."""
     tiles = machine.tiles
-    if fault == "TileAllocation":
-        q = rng.choice(QUEUES)
-        for _ in range(17):
-            if not emit(tload_line(q)):
+
+    def load(q):                        # one 256-byte register
+        return f"TLOAD.NORM <LB0:128, LB1:2, U8, Zero>, [{bases[0]}], ->{q}<256>"
+
+    def newest_live(q):                 # its live registers are its newest (or none)
+        return all(tiles.is_live(q, k) for k in range(1, QUEUE_DEPTH - tiles.room(q)))
+
+    if fault == "TileAllocation/full":
+        # single loads into a queue whose live registers are its newest fill all 16 names
+        # before the oldest live one reaches Q#16
+        q = rng.choice([q for q in QUEUES if newest_live(q)] or list(QUEUES))
+        for _ in range(QUEUE_DEPTH + 1):
+            if not emit(load(q)):
                 return
+    elif fault == "TileAllocation/ring":
+        # two loads into a queue, the newer released and the older kept: loads then fault
+        # when a live register reaches Q#16 with that dead name among the 16
+        q = rng.choice(QUEUES)
+        if emit(load(q)) and emit(load(q)) and emit(f"TADD {q}#1, {q}#2.reuse, ->{q}"):
+            for _ in range(QUEUE_DEPTH + 1):
+                if not emit(tload_line(q)):
+                    return
     elif fault == "TileReleased/released":
         for _ in range(4):
-            dead = [(q, k) for q in QUEUES for k, a in enumerate(tiles._history[q], 1)
-                    if not a.live]
+            dead = [(q, k) for q in QUEUES for k in range(1, tiles.allocated(q) + 1)
+                    if not tiles.is_live(q, k)]
             if dead:
                 q, k = rng.choice(dead)
                 other = next((n for n, _ in tiles.live() if "#" in n), f"{q}#{k}")
@@ -208,8 +255,8 @@ def _fault_tail(rng, fault, machine, lines, regs, templates, bases, tload_line, 
             if not emit(f"TSUB {a}, {a}, ->{rng.choice(QUEUES)}"):
                 return
     elif fault == "TileReleased/never":
-        q = min(QUEUES, key=lambda q: len(tiles._history[q]))
-        n = len(tiles._history[q])
+        q = min(QUEUES, key=tiles.allocated)
+        n = tiles.allocated(q)
         if n >= 16:
             emit(f"TADD ACC, ACC, ->{q}")
         else:
@@ -248,13 +295,17 @@ def _fault_tail(rng, fault, machine, lines, regs, templates, bases, tload_line, 
         emit(f"TLOAD.NORM <LB0:16, LB1:4, S16, Zero>, [t6], ->{rng.choice(QUEUES)}<256>")
     elif fault == "far":             # a TLOAD whose operands span their 64-bit encodings
         p, _, _ = rng.choice(templates)
+
+        def wide():                  # every bit of a 64-bit field, half the time
+            return rng.getrandbits(64 if rng.random() < 0.5 else rng.randint(1, 64))
         while True:
-            kw = {f: rng.getrandbits(rng.randint(1, 64))
-                  for f in ("valid_col", "valid_row", "col") if rng.random() < 0.5}
-            regs["t5"] = rng.getrandbits(rng.randint(1, 64))
-            regs["t6"] = rng.getrandbits(rng.randint(1, 64))
-            sizes = [rng.getrandbits(rng.randint(1, 64)) if rng.random() < 0.3 else s
-                     for _, s in p.outputs]
+            kw = {f: wide() for f in ("valid_col", "valid_row", "col") if rng.random() < 0.5}
+            regs["t5"] = wide()
+            regs["t6"] = wide()
+            # the template's outputs, or eight (every size field of the encoding)
+            outs = [s for _, s in p.outputs]
+            outs += [outs[0]] * (MAX_OUTPUTS - len(outs)) * (rng.random() < 0.5)
+            sizes = [wide() if rng.random() < 0.5 else s for s in outs]
             far = replace(p, outputs=tuple((rng.choice(QUEUES), s) for s in sizes), **kw)
             if max([regs["t5"], regs["t6"], *sizes, *kw.values()]) >= 1 << 32:
                 break

@@ -1,6 +1,7 @@
 """The registry of operations: every flow finds an operation through it alone."""
 
 import random
+import re
 
 import pytest
 
@@ -30,10 +31,10 @@ def test_tops_are_the_verilog_listing():
 
 
 def test_coverage_counts_are_those_of_the_report():
-    """149 TLOAD, 76 LoadDataWithTranspose and 115 LoadAlign bins (340 in all), and 30 of
+    """149 TLOAD, 76 LoadDataWithTranspose and 115 LoadAlign bins (340 in all), and 32 of
     the programs of the tile system."""
     assert coverage.OPS == ("tload", "load-data-with-transpose", "load-align", "program")
-    assert [len(coverage.all_bins(op)) for op in coverage.OPS] == [149, 76, 115, 30]
+    assert [len(coverage.all_bins(op)) for op in coverage.OPS] == [149, 76, 115, 32]
     for op in coverage.OPS:
         bins = coverage.all_bins(op)
         assert len(bins) == len(set(bins))
@@ -48,6 +49,41 @@ def test_every_drawn_scenario_names_only_bins_of_its_operation(name):
         item, fault, hit = op.draw(rng, hint)
         assert set(hit) <= bins
         assert (fault is None) == (not any(".fault:" in b for b in hit))
+
+
+@pytest.mark.parametrize("kind,message", [
+    ("full", r"->(\w)=1: queue \1 is full, all 16 registers live: \1#16 \(allocated at line "
+             r"\d+\) is still live"),
+    ("ring", r"->(\w)=\d: (?!queue)\1#1[0-6] \(allocated at line \d+\) is still live")])
+def test_programs_reach_both_allocation_faults(kind, message):
+    """Queue pressure reaches both faults of the ring rule (D7): a full queue, and a live
+    Q#16 (or, for several outputs, Q#17-n..Q#16) with free slots -- each program aimed at
+    the bin ends in that fault, whose message says which (the golden Machine's, written
+    here from D7's wording)."""
+    op = ops.get("program")
+    rng = random.Random(4)
+    for _ in range(10):
+        item, fault, bins = op.draw(rng, f"program.fault:TileAllocation/{kind}")
+        assert f"program.fault:TileAllocation/{kind}" in bins, item.lines[-3:]
+        assert fault.name == "TileAllocation" and re.match(message, fault.message), fault
+
+
+def test_random_programs_keep_within_the_ring_rule():
+    """Programs not aimed at a fault allocate into queues with room and release the register
+    in the way (D7), so that they run long: of 200, more than 30 take a queue past 16
+    allocations, and fewer than 30 end in TileAllocation (those whose blocking registers
+    are of a floating-point type, which no integer TSUB can release).  Drawn blind to the
+    rule, the same 200 gave 17 and 46."""
+    from tilecosim.model.scenarios import random_program
+    from tilecosim.ops.program import ProgramItem, program_bins
+    rng = random.Random(6)
+    blocked = wraps = 0
+    for _ in range(200):
+        lines, regs = random_program(rng)
+        fault, bins = program_bins(ProgramItem(tuple(lines), tuple(sorted(regs.items()))))
+        blocked += fault is not None and fault.name == "TileAllocation"
+        wraps += "program.queue:wrap" in bins
+    assert blocked < 30 and wraps > 30, (blocked, wraps)
 
 
 @pytest.mark.parametrize("name", ops.regress_names())

@@ -4,7 +4,7 @@ register file, checked against the golden Machine after every instruction.
 A scenario is a program of 1..64 instructions and its scalar registers
 (:func:`tilecosim.model.scenarios.random_program`).
 
-Coverage bins (30)
+Coverage bins (32)
   ``program.layout:LAYOUT``   -- a TLOAD of each layout through the system
   ``program.outputs:multi``   -- a TLOAD with 2..8 outputs
   ``program.lane:ESIZE``      -- a TADD/TSUB on each lane width (b4x2, b8, b16, b32, b64)
@@ -12,8 +12,12 @@ Coverage bins (30)
   ``program.source:S``        -- a source kept (``.reuse``) or released
   ``program.index:16``        -- a source read as ``Q#16``
   ``program.queue:full``      -- a queue with all 16 registers live
+  ``program.queue:wrap``      -- a queue of more than 16 allocations: released registers
+                                 pushed out of its 16 names (the ring rule, D7)
   ``program.fault:KIND``      -- each fault a program can end with
-                                 (:data:`~tilecosim.model.scenarios.PROGRAM_FAULTS`);
+                                 (:data:`~tilecosim.model.scenarios.PROGRAM_FAULTS`;
+                                 TileAllocation ``full``: 16 live registers, ``ring``:
+                                 a live Q#16 with free slots);
                                  ``far``: a TLOAD with operands over 32 bits, whatever
                                  its fault
   ``program.fault_after:N``   -- the fault at instruction 1, 2..8, 9..32, 33..
@@ -30,6 +34,7 @@ import numpy as np
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.faults import Fault
 from tilecosim.model.scenarios import INT_TYPES, PROGRAM_FAULTS, random_program
+from tilecosim.model.tiles import QUEUE_DEPTH
 from tilecosim.model.tload import TILE_QUEUES, TLoadLayout
 
 from . import Operation, Outcome, Top
@@ -67,6 +72,8 @@ def fault_kind(f: Fault) -> str:
         return "IllegalInstruction/float" if "arithmetic" in msg else "IllegalInstruction/dst"
     if f.name == "IllegalParameter":
         return "IllegalParameter/lcfr" if "LCFR" in msg else "IllegalParameter/shape"
+    if f.name == "TileAllocation":
+        return "TileAllocation/full" if "is full" in msg else "TileAllocation/ring"
     return f.name
 
 
@@ -86,9 +93,10 @@ def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | N
     m = Machine(np.zeros(mem_size, np.uint8), dict(item.regs), lcfr=LCFR(256, LCFR_MAX),
                 arith="integer")
     bins: set[str] = set()
-    for n, (_, insn) in enumerate(parse_program(item.text), 1):
+    allocations = dict.fromkeys(TILE_QUEUES, 0)
+    for n, (line, insn) in enumerate(parse_program(item.text), 1):
         try:
-            step = m.execute(insn)
+            step = m.execute(insn, line)
         except Fault as f:
             far = isinstance(insn, TLoadInsn) and is_far(insn.resolve(m.regs))
             bins |= {f"program.fault:{'far' if far else fault_kind(f)}",
@@ -106,6 +114,10 @@ def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | N
                     bins.add("program.index:16")
         if any(m.tiles.free_slots(q) == 0 for q in TILE_QUEUES):
             bins.add("program.queue:full")
+        for name in step.names:
+            allocations[name[0]] += 1
+        if max(allocations.values()) > QUEUE_DEPTH:
+            bins.add("program.queue:wrap")
     return None, sorted(bins)
 
 
@@ -138,7 +150,8 @@ class Program(Operation):
                 + ["program.outputs:multi"]
                 + [f"program.lane:{e}" for e in LANES]
                 + ["program.op:TADD", "program.op:TSUB", "program.source:reuse",
-                   "program.source:release", "program.index:16", "program.queue:full"]
+                   "program.source:release", "program.index:16", "program.queue:full",
+                   "program.queue:wrap"]
                 + [f"program.fault:{k}" for k in PROGRAM_FAULTS]
                 + [f"program.fault_after:{a}" for a in FAULT_AFTER])
 
@@ -153,6 +166,8 @@ class Program(Operation):
             kw.update(index16=True, length=rng.randint(18, 40))
         elif hint == "program.queue:full":
             kw["pressure"] = True
+        elif hint == "program.queue:wrap":
+            kw["length"] = rng.randint(24, 64)
         elif point == "program.fault":
             kw["fault"] = value
         elif point == "program.fault_after":
@@ -162,7 +177,9 @@ class Program(Operation):
             lo, hi = {"1": (0, 0), "2..8": (1, 6), "9..32": (8, 30), "33..": (32, 60)}[value]
             kw["length"] = rng.randint(lo, hi)
         elif rng.random() < 0.3:
-            kw["fault"] = rng.choice(PROGRAM_FAULTS)
+            # a third of them far: wide operands are what toggles the upper bits of the
+            # 64-bit fields, from the record assembler to the decoder; no legal program does
+            kw["fault"] = "far" if rng.random() < 1 / 3 else rng.choice(PROGRAM_FAULTS)
         for _ in range(20):
             lines, regs = random_program(rng, MEM_SIZE, lcfr_max=LCFR_MAX, **kw)
             item = ProgramItem(tuple(lines), tuple(sorted(regs.items())))
