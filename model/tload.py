@@ -251,10 +251,13 @@ def tload(mem: np.ndarray, p: TLoadParams, profile: Profile | str = Profile.FINI
     block[...] = _pad(p, profile)
     valid = np.full((pl.row, pl.col), p.pad is not PadValue.Null)
     if vr and vc:
+        # A stride multiplies only from the second row (ND) or column (DN) on; over one it
+        # is never used, and may be any 64-bit value (RegSrc1 = -1), past numpy's C long.
+        stride = pl.stride if (vc if p.layout.source_dn else vr) > 1 else 0
         if p.layout.source_dn:       # element (i, j) at base + j*stride + i*e
-            shape, strides = (vr, vc, e), (e, pl.stride, 1)
+            shape, strides = (vr, vc, e), (e, stride, 1)
         else:                        # element (i, j) at base + i*stride + j*e
-            shape, strides = (vr, vc, e), (pl.stride, e, 1)
+            shape, strides = (vr, vc, e), (stride, e, 1)
         src = np.lib.stride_tricks.as_strided(mem[p.base:], shape=shape, strides=strides,
                                               writeable=False)
         block[:vr, :vc] = src

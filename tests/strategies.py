@@ -80,3 +80,28 @@ def any_tloads(draw):
     mem = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).integers(
         0, 256, draw(st.integers(1, 20000)), dtype=np.uint8)
     return params, mem
+
+
+#: 64-bit operand values at the edges of the signed and unsigned ranges
+WIDE = st.one_of(st.sampled_from([2**63 - 1, 2**63, 2**63 + 1, 2**64 - 1, 2**64 - 2, 2**62,
+                                  2**32, 2**32 - 1, 2**31]),
+                 st.integers(2**63 - 4096, 2**63 + 4096), st.integers(2**64 - 4096, 2**64 - 1),
+                 st.integers(0, 2**64 - 1))
+
+
+@st.composite
+def wide_tloads(draw):
+    """A legal TLOAD whose one or two operands (base, stride, ValidRow, ValidCol, Col, a
+    size) are replaced by 64-bit values near 2**63 or 2**64, as registers deliver them."""
+    params, mem = draw(legal_tloads(max_size=2048, max_outputs=4))
+    names = ["stride", "stride", "base", "valid_row", "valid_col", "col", "size"]
+    fields = draw(st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True))
+    change = {}
+    for f in fields:
+        v = draw(WIDE)
+        if f == "size":
+            change["outputs"] = tuple((q, v) for q, _ in params.outputs)
+        else:
+            change[f] = v
+    import dataclasses
+    return dataclasses.replace(params, **change), mem

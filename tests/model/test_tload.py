@@ -9,7 +9,7 @@ from tilecosim.model.dtypes import DTYPES, PadValue, pad_bytes
 from tilecosim.model.faults import Fault, IllegalInstruction, IllegalParameter, OutOfBounds
 from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, tload, tload_reference
 
-from ..strategies import any_tloads, legal_tloads
+from ..strategies import any_tloads, legal_tloads, wide_tloads
 
 L = TLoadLayout
 
@@ -44,6 +44,34 @@ def test_fast_and_reference_agree_on_any_tload_fault_or_not(case):
         assert got.value.code == f.code and got.value.message == f.message
         return
     same(tload(mem, params), want)
+
+
+@settings(max_examples=400)
+@given(wide_tloads())
+def test_fast_and_reference_agree_on_64_bit_operands(case):
+    """Registers hold 64-bit values: an operand near 2**63 or 2**64 (a stride of -1, a base
+    past any memory) gets the reference model's answer from the fast model, a fault or the
+    same tiles, never an exception of numpy's C longs."""
+    params, mem = case
+    try:
+        want = tload_reference(mem, params)
+    except Fault as f:
+        with pytest.raises(type(f)) as got:
+            tload(mem, params)
+        assert got.value.code == f.code and got.value.message == f.message
+        return
+    same(tload(mem, params), want)
+
+
+def test_a_stride_of_minus_one_over_one_row_is_not_read():
+    """``--reg a1=-1`` as RegSrc1 of a one-row ND TLOAD: the stride never multiplies, the
+    tile is the 16 elements at the base (the seed's loops)."""
+    mem = np.arange(64, dtype=np.uint8)
+    p = TLoadParams(layout=L.NORM, dtype="FP16", valid_col=16, outputs=(("T", 512),),
+                    base=2, stride=2**64 - 1)
+    got = tload(mem, p)
+    same(got, tload_reference(mem, p))
+    assert list(got[0].data[:32]) == list(range(2, 34))
 
 
 def P(layout, dt, vc, vr, col, outputs, **kw):
