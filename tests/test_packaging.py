@@ -79,7 +79,7 @@ def _imports(path: Path):
             yield from (a.name for a in node.names)
 
 
-BASE = {"tilecosim.progress"}      # utilities of the tool's every layer
+BASE = {"tilecosim.progress", "tilecosim.cleanup"}      # utilities of the tool's every layer
 
 
 def _layer_of(module: str):

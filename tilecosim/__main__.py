@@ -1,5 +1,29 @@
+"""``python -m tilecosim`` and the ``tilecosim`` script (:func:`entry`).
+
+Importing the command line takes about a second (numpy, Amaranth); a SIGINT or SIGTERM in
+that second ends the process at once, with one line and exit 130 or 143, since nothing has
+started yet.  :func:`tilecosim.cli.main` then takes over the signals
+(:func:`tilecosim.cleanup.stoppable`).
+"""
+
+import os
+import signal
 import sys
 
-from tilecosim.cli import main
 
-sys.exit(main())
+def _stopped_while_starting(signum, frame):
+    os.write(2, f"tilecosim: stopped by {signal.Signals(signum).name} while starting; nothing "
+                f"was done\n".encode())
+    os._exit(128 + signum)
+
+
+def entry() -> int:
+    for s in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(s) is not signal.SIG_IGN:   # a background job keeps ignoring it
+            signal.signal(s, _stopped_while_starting)
+    from tilecosim.cli import main
+    return main()
+
+
+if __name__ == "__main__":
+    sys.exit(entry())

@@ -12,8 +12,11 @@ With ``--json`` the last line of stdout is one JSON object.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import warnings
 
+from tilecosim.cleanup import PENDING, private_tmp, stoppable
 from tilecosim.model.asm import AsmError, RegisterError
 
 from . import (bench, demo, draw, formal, load_align, load_data_with_transpose, mutation, regress,
@@ -61,16 +64,43 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 def main(argv: list[str] | None = None) -> int:
     parser, commands = build_parser()
     args = parser.parse_args(argv)
+    # regress stops its own worker processes, and reports what it ran before the signal
+    with stoppable(stop_processes=args.cmd != "regress") as caught:
+        try:
+            with private_tmp():
+                return _run(args, commands)
+        except KeyboardInterrupt:
+            PENDING.undo()
+            warnings.simplefilter("ignore")          # e.g. Amaranth's unused elaboratables
+            sig = caught[0] if caught else signal.SIGINT
+            print(f"tilecosim {args.cmd}: stopped by {signal.Signals(sig).name}; the "
+                  f"processes it started are stopped, no partial output is kept",
+                  file=sys.stderr)
+            return 128 + sig
+
+
+def _run(args, commands) -> int:
+    """The command; what it was creating is removed when it is refused (exit 2) or stopped,
+    and kept when it finishes (:mod:`tilecosim.cleanup`)."""
+    code = EXIT_USAGE
     try:
         if args.cmd == "demo":
-            return demo.run_demo(main)
-        return commands[args.cmd](args)
+            code = demo.run_demo(main)
+        else:
+            code = commands[args.cmd](args)
+        return code
     except AsmError as e:
         print(f"tilecosim {args.cmd}: error: {e}", file=sys.stderr)
     except (UsageError, RegisterError) as e:
         print(f"tilecosim {args.cmd}: error: {e}", file=sys.stderr)
     except BrokenPipeError:
-        return EXIT_OK
+        code = EXIT_OK
+        return code
+    finally:
+        if code == EXIT_USAGE:
+            PENDING.undo()
+        else:
+            PENDING.keep()
     return EXIT_USAGE
 
 

@@ -296,12 +296,34 @@ def check_waves(args):
                    f"{args.backend} writes FST; GTKWave's fst2vcd converts it to VCD")
 
 def make_dir(opt: str, path: str) -> Path:
-    """Create an output directory, or a usage error naming the option."""
+    """Create an output directory, or a usage error naming the option: "is a file" when
+    the path or a parent is a file.  The folders it creates are the command's until it
+    finishes (:data:`tilecosim.cleanup.PENDING`): a refused or stopped command removes them."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{opt} {path!r}: is a file; a folder is expected")
+    if not target.is_dir():
+        problem = _parent_problem(target.absolute())
+        if problem and "is a file" in problem:
+            raise UsageError(f"{opt} {path!r}: {problem}")
+    claim_new(target)
     try:
-        Path(path).mkdir(parents=True, exist_ok=True)
+        target.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
-    return Path(path)
+    return target
+
+
+def claim_new(path: Path) -> None:
+    """Claim the outermost of ``path`` and its parents that does not exist yet."""
+    from tilecosim.cleanup import PENDING
+    top = None
+    for p in [Path(path).absolute(), *Path(path).absolute().parents]:
+        if p.exists() or p.is_symlink():
+            break
+        top = p
+    if top is not None:
+        PENDING.claim(top)
 
 def backend_errors():
     """What an HDL run raises on bad input or a broken tool (turned into usage errors)."""

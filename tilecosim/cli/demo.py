@@ -10,6 +10,7 @@ import contextlib
 import io
 import re
 import shlex
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -68,6 +69,8 @@ def _run(main, argv) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
+    if code in (128 + signal.SIGINT, 128 + signal.SIGTERM):
+        raise KeyboardInterrupt                     # a signal stopped the step: stop the demo
     sys.stdout.write(out.getvalue())
     for line in err.getvalue().splitlines():        # a fault's line repeats the printout's
         if re.sub(r"^line \d+: ", "", line) not in out.getvalue():

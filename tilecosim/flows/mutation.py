@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilecosim.cleanup import write_whole
 from tilecosim import ops
 
 from . import mutagen
@@ -349,8 +350,8 @@ def _summary(rows: list[dict], todo: list[Mutant]) -> dict:
 
 
 def run_all(todo: list[Mutant], jobs: int, json_path: str | None) -> int:
-    """Run the mutants one after the other, print a line each and the summary (the JSON file,
-    when asked for, is rewritten after each mutant); exit status 1 when a mutant survives
+    """Run the mutants one after the other, print a line each and the summary (and the JSON
+    file, when asked for, once all have run); exit status 1 when a mutant survives
     that is not argued equivalent in :data:`.mutagen.EQUIVALENT`."""
     rows = []
     width = max([20] + [len(m.id) for m in todo])
@@ -365,10 +366,9 @@ def run_all(todo: list[Mutant], jobs: int, json_path: str | None) -> int:
         r["result"] = result
         print(f"{m.id:{width}} {m.file:22} {result:10} {r['seconds']:>7}  "
               f"{r['by'] if r['killed'] else m.what}", flush=True)
-        if json_path:
-            Path(json_path).write_text(json.dumps(dict(_summary(rows, todo[:len(rows)]),
-                                                       rows=rows), indent=1))
     summary = _summary(rows, todo)
+    if json_path:                    # whole, at the end: a stopped run writes none
+        write_whole(json_path, json.dumps(dict(summary, rows=rows), indent=1))
     print(json.dumps(summary))
     bad = summary["survivors"] + summary.get("generated", {}).get("survivors", [])
     return 1 if bad else 0

@@ -14,6 +14,7 @@ Memory images come from the seed too: global memory (TLOAD), L1 (LoadDataWithTra
 UB (LoadAlign) are written to the output directory so the reproduce commands can read them.
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -226,11 +227,16 @@ def _job(args):
     return run_task(*args)
 
 
-def _pool_worker():
+def _pool_worker(tmp: str | None = None):
     """A ``--jobs`` process leads its own process group (with the simulators it starts), so
     that Ctrl-C in the terminal reaches the parent alone, and the parent can stop the
-    process and its simulator at once."""
+    process and its simulator at once.  Its temporary files go into ``tmp``, a folder the
+    parent removes, since a killed process removes none."""
     os.setpgrp()
+    if tmp:
+        import tempfile
+        os.environ["TMPDIR"] = tmp
+        tempfile.tempdir = tmp
 
 
 def local_results(work, jobs: int, build_cache: str | None = None):
@@ -244,7 +250,9 @@ def local_results(work, jobs: int, build_cache: str | None = None):
     import signal
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_pool_worker)
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="tilecosim-regress-")
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_pool_worker, initargs=(tmp,))
     done = False
     try:
         futures = {pool.submit(_job, (w, "", build_cache)): k for k, w in enumerate(work)}
@@ -263,6 +271,7 @@ def local_results(work, jobs: int, build_cache: str | None = None):
                 except OSError:                  # gone already, or not yet its own group
                     proc.kill()
         pool.shutdown(wait=done, cancel_futures=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 #: scenarios per simulator start of a batch harness (its start-up, about 1.3 s on Verilator
@@ -330,8 +339,32 @@ def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: 
     (a :class:`tilecosim.flows.cluster.Cluster`).  Results are taken as they finish;
     Ctrl-C (KeyboardInterrupt) or a job that cannot run anywhere stops the run, and what
     was checked until then is returned with ``stopped`` saying why."""
+    with _output_env(Path(out_dir)):
+        return _run_regress(backend, names, count, seed, jobs, Path(out_dir), progress,
+                            cluster, build_cache, width)
+
+
+@contextlib.contextmanager
+def _output_env(out_dir: Path):
+    """Within: hang waveforms and failed runs' logs of this run go under ``out_dir`` (unless
+    ``$TILECOSIM_WAVES_DIR`` / ``$TILECOSIM_LOG_DIR`` say otherwise); after, the environment
+    is as it was, so no later run writes into this run's folder."""
+    before = {k: os.environ.get(k) for k in ("TILECOSIM_WAVES_DIR", "TILECOSIM_LOG_DIR")}
+    os.environ.setdefault("TILECOSIM_WAVES_DIR", str(out_dir.resolve()))
+    os.environ.setdefault("TILECOSIM_LOG_DIR", str(out_dir.resolve() / "logs"))
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, build_cache,
+                 width) -> RegressRun:
     files = image_files(out_dir, seed)
-    os.environ.setdefault("TILECOSIM_WAVES_DIR", str(Path(out_dir).resolve()))   # hang waveforms
     drawn = {op: draw_scenarios(op, count, seed) for op in names}
     work = plan_jobs(names, drawn, backend, seed, files,
                      cluster.processes() if cluster else jobs, width)
@@ -422,7 +455,6 @@ def main_args(args) -> int:
         caught.append(signum)
         raise KeyboardInterrupt
 
-    os.environ.setdefault("TILECOSIM_WAVES_DIR", str(out_dir.resolve()))   # before workers start
     coverage = getattr(args, "coverage", False)
     raw = (out_dir / "coverage" / "runs").resolve()
     if coverage:                                 # Verilator's coverage of every run goes here
@@ -431,6 +463,8 @@ def main_args(args) -> int:
         os.environ["TILECOSIM_COVERAGE_DIR"] = str(raw)
     cluster = None
     previous = signal.signal(signal.SIGTERM, on_term)
+    env = _output_env(out_dir)                   # before the cluster's workers start
+    env.__enter__()
     try:
         if getattr(args, "scheduler", None) or getattr(args, "cluster", None):
             from .cluster import connect
@@ -443,6 +477,7 @@ def main_args(args) -> int:
         signal.signal(signal.SIGTERM, previous)
         if cluster is not None:
             cluster.close()
+        env.__exit__(None, None, None)
         os.environ.pop("TILECOSIM_COVERAGE_DIR", None)
     if run.stopped == "interrupted" and not caught:
         caught.append(signal.SIGINT)

@@ -5,6 +5,7 @@ from pathlib import Path
 from amaranth.back import verilog
 
 from tilecosim import ops
+from tilecosim.cleanup import write_whole
 
 __all__ = ["WAIVERS", "convert", "write_all", "lint"]
 
@@ -20,7 +21,7 @@ def write_all(out: Path, profile: str = "finite"):
     for top in ops.tops():
         path = Path(out) / f"{top.name}.v"
         text = convert(top.name, profile)
-        path.write_text(text)
+        write_whole(path, text)
         yield path, f"{top.what}, {len(text.splitlines())} lines"
 
 

@@ -31,6 +31,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from tilecosim.cleanup import write_whole
 from tilecosim.progress import Progress
 
 __all__ = ["PARTS", "run_bench_all", "markdown"]
@@ -390,8 +391,8 @@ def main_args(args) -> int:
     res = run_bench_all(args.jobs, area=not args.no_area, progress=progress,
                         parts=args.only or PARTS)
     md = markdown(res)
-    (out / "bench.md").write_text(md)
-    (out / "bench.json").write_text(json.dumps(res, indent=1))
+    write_whole(out / "bench.md", md)
+    write_whole(out / "bench.json", json.dumps(res, indent=1))
     print(md)
     print(f"wrote {out / 'bench.md'} and {out / 'bench.json'}")
     if args.json:

@@ -54,6 +54,15 @@ def unpack(layout, bits: int):
     return layout.from_bits(int(bits))
 
 
+def stretched(cycles: int, *p_ok: float) -> int:
+    """``cycles`` of a run without stalls, stretched for ports that are ready or valid with
+    the probabilities ``p_ok`` each cycle: a handshake waits on both of its sides, so it
+    takes at most 1/min(p_ok)**2 as many cycles on average.  A watchdog scaled so fires on
+    a hang, never on a run that is merely slow (``--stall 0.9``)."""
+    worst = max(min(p_ok, default=1.0), 1e-3)
+    return int(cycles / worst ** 2)
+
+
 def watchdog(state: dict, limit: int, on_timeout):
     """A background process that counts cycles in ``state["cycle"]`` and ends the run
     (``state["done"]``) after ``limit`` cycles, calling ``on_timeout()``."""

@@ -30,6 +30,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from tilecosim.cleanup import PENDING
+
 from . import ports
 from .toolchain import require, verilator_env
 
@@ -45,9 +47,18 @@ class BenchError(RuntimeError):
     """The simulator could not build or run the bench; the message says which log to read."""
 
 
+COCOTB_HOW = "pip install 'cocotb>=2.1,<3' ('make install' does it)"
+
+
 def missing(sim: str) -> str | None:
-    """None when ``sim`` can run, else what to install."""
-    return require(TOOL[sim]) if sim in TOOL else None
+    """None when ``sim`` can run, else what to install: the simulator, or cocotb, which
+    runs the benches on both."""
+    if sim not in TOOL:
+        return None
+    import importlib.util
+    if importlib.util.find_spec("cocotb_tools") is None or importlib.util.find_spec("cocotb") is None:
+        return f"{sim} runs the bench through cocotb, which is not installed: {COCOTB_HOW}"
+    return require(TOOL[sim])
 
 
 def cache_dir() -> Path:
@@ -253,6 +264,9 @@ def build(sim: str, verilog: str, top: str, waves: bool = False,
                     + (_coverage_args(bdir, src) if coverage else [])
                     + (_fst_args(bdir) if waves else []))
         log = bdir / "build.log"
+        import sys
+        print(f"tilecosim: building {top} for {sim} (once; later runs reuse the build in "
+              f"{bdir.parent})", file=sys.stderr, flush=True)
         os.environ["WAVES"] = "1" if waves else "0"
         if coverage:          # the coverage points' set-up (one call each, 166 k in the tile
             # system) is code run once: -O1 on it took g++ over ten minutes, -O0 seconds
@@ -369,7 +383,11 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
         dut = make_dut()
         procs, result = setup(*args)
         t0 = time.perf_counter()
+        if vcd:                          # a stopped run leaves no partial waveform
+            _fresh(vcd)
         run_amaranth(dut, procs, vcd, ports.traces(dut) if vcd else ())
+        if vcd:
+            PENDING.release(vcd)
         if timing is not None:
             timing.update(seconds=time.perf_counter() - t0)
         return result
@@ -381,15 +399,27 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
     public = ("clk", "rst") + tuple(p.name for p in ports.ports(probe))
     bdir = build(backend, text, top, want_waves, public)
     rdir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"tilecosim-{backend}-"))
+    try:
+        return _simulate(backend, top, setup, args, waves, want_waves, bdir, probe, rdir,
+                         timing)
+    finally:
+        if not run_dir:                  # a temporary folder: nothing of it stays
+            shutil.rmtree(rdir, ignore_errors=True)
+
+
+def _simulate(backend, top, setup, args, waves, want_waves, bdir, probe, rdir, timing):
+    """Run the built bench in ``rdir``; on failure its log is kept (:func:`_keep_log`)."""
     rdir.mkdir(parents=True, exist_ok=True)
     job, out = rdir / "job.pkl", rdir / "result.pkl"
     if out.exists():
         out.unlink()
     with open(job, "wb") as f:
         pickle.dump({"setup": setup, "args": args, "inputs": ports.inputs(probe)}, f)
-    fst = Path(waves).resolve() if waves else _default_waves(top, backend)
+    fst = None
     test_args, plusargs = [], []
     if want_waves:
+        fst = Path(waves).resolve() if waves else _default_waves(top, backend)
+        _fresh(fst)                      # a stopped run leaves no partial waveform
         if backend == "verilator":
             test_args = ["--trace-file", str(fst)]
         else:
@@ -412,16 +442,50 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
     except (SystemExit, Exception) as e:
         if not out.exists():
             raise BenchError(f"{backend} did not finish the bench: {str(e).splitlines()[0] if str(e) else e}"
-                             f" (log: {log})") from None
+                             f" (log: {_keep_log(log, top, backend)})") from None
     if not out.exists():             # cocotb ran, but the bench left no result (e.g. its job
         raise BenchError(f"{backend} ran the bench but it wrote no result"  # did not load)
-                         f" (log: {log})")
+                         f" (log: {_keep_log(log, top, backend)})")
     with open(out, "rb") as f:
         got = pickle.load(f)
     if timing is not None:
         timing.update(seconds=got["seconds"])
     if got["error"]:
         raise AssertionError(got["error"])
-    if not run_dir:
-        shutil.rmtree(rdir, ignore_errors=True)
+    if fst is not None:
+        PENDING.release(fst)
     return got["result"]
+
+
+def _fresh(path) -> None:
+    """The waveform about to be written at ``path`` replaces any file of that name, and is
+    the command's until the run has finished (:data:`tilecosim.cleanup.PENDING`)."""
+    path = Path(path)
+    for p in (path, path.with_name(path.name + ".hier")):   # the FST writer's side file
+        if p.is_file():
+            p.unlink()
+        PENDING.claim(p)
+
+
+def log_dir() -> Path:
+    """Where the log of a failed simulator run is kept: ``$TILECOSIM_LOG_DIR``, default
+    ``build/logs`` (regress: ``<--out>/logs``)."""
+    return Path(os.environ.get("TILECOSIM_LOG_DIR", "build/logs")).resolve()
+
+
+def _keep_log(log: Path, top: str, backend: str) -> str:
+    """Move a failed run's log out of its temporary folder into :func:`log_dir`, under a
+    name of its own; its path, or a note that the simulator wrote none."""
+    if not log.exists():
+        return "the simulator wrote no log"
+    d = log_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        path, k = d / f"{top}-{backend}.log", 1
+        while path.exists():
+            k += 1
+            path = d / f"{top}-{backend}-{k}.log"
+        shutil.copyfile(log, path)
+    except OSError as e:
+        return f"could not keep the log in {d}: {e.strerror or e}"
+    return str(path)

@@ -15,7 +15,7 @@ from tilecosim.model.faults import Fault
 from tilecosim.model.load_align import Addressing as MAddr, load_align, store_align
 
 from tilecosim.hdl.align.common import Addressing, LoadDist, StoreDist
-from tilecosim.sim.api import unpack, watchdog
+from tilecosim.sim.api import stretched, unpack, watchdog
 from tilecosim.sim.streams import Sink, Source
 from tilecosim.sim.stall import Stall
 from tilecosim.hdl.align.load import LoadAlignUnit
@@ -61,7 +61,7 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
     from tilecosim.sim.api import pack
     from tilecosim.hdl.align.load import LoadAlignResult
     state = {"cycle": 0, "done": False}
-    limit = 10 * len(cases) + 100
+    limit = stretched(10 * len(cases), p_op, p_ready) + 100
     padded = np.concatenate([ub, np.zeros(2 * vl, np.uint8)])
     res_layout = LoadAlignResult(vl)
     payloads = [pack(AlignOp, c.payload()) for c in cases]
@@ -162,7 +162,7 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
     from tilecosim.sim.api import pack
     from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult as res_layout
     payloads = [pack(StoreAlignOp(vl), c.payload(vl)) for c in cases]
-    limit = 10 * len(cases) + 100
+    limit = stretched(10 * len(cases), p_op, p_ready) + 100
 
     clock = watchdog(state, limit, lambda: state.update(timed_out=True))
 

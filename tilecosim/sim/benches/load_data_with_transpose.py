@@ -79,13 +79,13 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
                stall: float = 0.0, width: int = 32):
     """The L1 -> L0 bench, simulator-neutral (see :mod:`tilecosim.sim.api`)."""
     from amaranth.lib import data
-    from tilecosim.sim.api import pack, unpack, watchdog
+    from tilecosim.sim.api import pack, stretched, unpack, watchdog
     from tilecosim.sim.stall import Stall
     from tilecosim.sim.streams import Responder, Sink, Source
     from tilecosim.hdl.l1l0.engine import LdtOp
     state = {"cycle": 0, "done": False}
-    limit = l1l0_limit(calls, l1, res.l0.size)
     ok = 1 - stall
+    limit = stretched(l1l0_limit(calls, l1, res.l0.size), ok)
     payloads = [pack(LdtOp, c.payload()) for c in calls]
 
     clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))

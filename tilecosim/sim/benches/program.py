@@ -126,7 +126,10 @@ def _budget(programs, cfg: ProgramConfig) -> int:
     work = sum(len(s.beats) + s.write_bytes // W
                + (cfg.check == "each") * sum(img.size // W for _, img in s.live)
                for s in steps)
-    return cfg.max_cycles or (10 * work + 200 * len(steps) + 500 * len(programs))
+    from tilecosim.sim.api import stretched
+    return cfg.max_cycles or (stretched(10 * work, cfg.p_req_ready, cfg.p_resp_valid,
+                                        cfg.p_record_valid)
+                              + 200 * len(steps) + 500 * len(programs))
 
 
 def _live_bits(live) -> dict[str, set[int]]:

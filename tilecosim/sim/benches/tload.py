@@ -122,7 +122,10 @@ def budget(plist, mem, cfg: SimConfig, res: SimResult) -> int:
             floor += max(res.beats[-1], min_cycles(pl))
         except Fault:
             res.beats.append(0)
-    return cfg.max_cycles or (10 * floor + 100 + 50 * len(plist))
+    from tilecosim.sim.api import stretched
+    return cfg.max_cycles or (stretched(10 * floor, cfg.p_req_ready, cfg.p_resp_valid,
+                                        cfg.p_write_ready, cfg.p_instr_valid)
+                              + 100 + 50 * len(plist))
 
 
 class TileCollector:

@@ -1,0 +1,111 @@
+"""SIGINT and SIGTERM at a random moment, one test per subcommand: the command exits 130 or
+143 with one line on stderr and no traceback, leaves no process running, nothing in the
+temporary folder, and no file in the working folder it was not asked to keep.
+
+Each command runs as the user runs it (``python -m tilecosim``), with a private temporary
+folder and working folder.  The moment is drawn from a fresh seed; a failure prints the seed
+and the moment (TILECOSIM_SIGNAL_SEED=S reruns it).  A command that finished before the
+signal (the quick ones may) must have exited 0 and left nothing behind all the same.
+"""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: the TLOAD a stalled HDL run spends seconds on
+BIG = "TLOAD.NORM <LB0:128, LB1:512, FP16>, [a0], ->T<128KB>"
+
+#: subcommand: (arguments, the latest moment in seconds at which it is surely still running on
+#: a 2-core machine, files it may keep in the working folder when stopped)
+COMMANDS = {
+    "tload": (["tload", BIG, "--reg", "a0=0", "--backend", "icarus", "--stall", "0.9",
+               "--lcfr", "256:262144", "--waves", "w.fst"], 4.0, ()),
+    "asm": (["asm", BIG], 0.6, ()),
+    "run": (["run", str(ROOT / "examples" / "ring.s"), "--reg", "a0=0", "--backend",
+             "verilator", "--stall", "0.9"], 3.0, ()),
+    "load-data-with-transpose": (["load-data-with-transpose", "--dtype", "int8",
+                                  "--repeat-times", "64", "--src-stride", "1", "--dst-gap", "1",
+                                  "--dst-bytes", "65536", "--backend", "icarus", "--stall",
+                                  "0.9", "--out", "l0.npz"], 4.0, ()),
+    "load-align": (["load-align", "--dist", "DIST_US_B16", "--dtype", "b16", "--addr", "64",
+                    "--backend", "icarus", "--out", "r.npz"], 1.8, ()),
+    "regress": (["regress", "--backend", "icarus", "--count", "60", "--jobs", "2",
+                 "--out", "r"], 5.0, ("r",)),          # regress reports what it checked
+    "draw": (["draw", "ZZ", "--out", "zz.svg"], 0.6, ()),
+    "bench": (["bench", "--only", "speed", "--out", "b"], 8.0, ()),
+    "verilog": (["verilog", "--out", "v"], 2.5, ()),
+    "mutation": (["mutation", "--only", "addr-norm", "--json", "m.json"], 8.0, ()),
+    "formal": (["formal", "--only", "streams-system", "--out", "f"], 8.0, ()),
+    "demo": (["demo"], 1.2, ()),
+}
+
+
+def _alive_with(token: str) -> list[int]:
+    """Processes whose environment carries ``token``: what the command started."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in env and state != b"Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("cmd", list(COMMANDS))
+def test_a_signal_at_a_random_moment(tmp_path, cmd, sig):
+    argv, latest, kept = COMMANDS[cmd]
+    seed = int(os.environ.get("TILECOSIM_SIGNAL_SEED", "0")) or random.SystemRandom().getrandbits(32)
+    moment = random.Random(seed).uniform(0.05, latest)
+    work, tmp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    tmp.mkdir()
+    token = f"tilecosim-signal-{uuid.uuid4().hex}"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TILECOSIM_WAVES_DIR", "TILECOSIM_LOG_DIR", "PYTEST_CURRENT_TEST")}
+    env.update(TMPDIR=str(tmp), TILECOSIM_SIGNAL_TOKEN=token,
+               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p]))
+    proc = subprocess.Popen([sys.executable, "-m", "tilecosim", *argv], cwd=work, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(moment)
+    sent = proc.poll() is None
+    if sent:
+        proc.send_signal(sig)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"{cmd} did not stop within 120 s of {sig.name} (seed {seed})")
+    why = f"{cmd}, {sig.name} at {moment:.2f} s (TILECOSIM_SIGNAL_SEED={seed}):\n{err}"
+    assert "Traceback" not in err, why
+    if sent:
+        assert proc.returncode == 128 + sig, why
+        lines = [ln for ln in err.splitlines()
+                 if not ln.startswith(("tilecosim: building", f"{cmd} ["))]   # progress
+        if cmd == "regress" and "STOPPED (interrupted)" in out:
+            pass                              # stopped while running: it reports on stdout
+        else:
+            assert len(lines) == 1 and sig.name in lines[0] and "stopped" in lines[0], why
+    else:
+        assert proc.returncode == 0, why
+    deadline = time.monotonic() + 10
+    while _alive_with(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive_with(token) == [], f"processes left running: {why}"
+    assert sorted(p.name for p in tmp.iterdir()) == [], f"temporary files left: {why}"
+    left = sorted(p.name for p in work.iterdir())
+    if sent:
+        assert [x for x in left if x not in kept] == [], f"files left in the working folder: {why}"
