@@ -1,15 +1,20 @@
 """Bad input never escapes as a traceback: random argument vectors, assembly text, output
-paths (directories, unwritable places, odd suffixes and names) and numbers (negative, huge,
-malformed), in-process.
+paths (directories, unwritable places, odd suffixes and names), numbers (negative, huge,
+malformed, with leading zeros, 64-bit operands that wrap) and input files (empty, folders,
+devices, /proc files), in-process.
 
 Every outcome is an exit status of the contract (0, 2, 3) or a typed error, never another
-exception.  `make test` runs a small budget per target; `make fuzz` sets
+exception, and no run leaves a file in the temporary folder or the working folder (each runs
+in empty ones of its own).  `make test` runs a small budget per target; `make fuzz` sets
 TILECOSIM_FUZZ_EXAMPLES=10000.
 """
 
 import contextlib
 import io
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
@@ -27,8 +32,18 @@ ASM = st.sampled_from([
     # numbers with leading zeros, and the Linx toolchain's spellings
     "TLOAD.NORM <LB0:016, LB1:a0+010, LB2:0032, S16, Zero>, [a2], D01, ->T<0512>",
     "TLOAD.DN2NZ <LB0:a0, LB1:a1, FP32, Max> [a3, a4], d#04, ->T<01KB>, ->d",
+    # 64-bit operands: a stride register over one row, offsets that wrap past 2**64
+    "TLOAD.NORM <LB0:16, FP16>, [a0, a1], ->T<512>",
+    "TLOAD.NORM <LB0:a0+16, LB1:a1-1, LB2:a2+0010, S8, Zero>, [a3, a4], ->T<a5>",
+    "TLOAD.ND2NZ <LB0:16, LB1:a1, FP16>, [a0+32, a4], ->T<512>, U<512>",
 ])
-VALUES = st.one_of(st.integers(-2**70, 2**70), st.sampled_from([0, 1, 16, 32, 256, 2**64 - 1]))
+#: register values: anything, and the edges of the signed and unsigned 64-bit ranges, where
+#: operands wrap (a1 = -1 is 2**64 - 1; a0+16 with a0 = 2**64 - 16 is 0)
+VALUES = st.one_of(st.integers(-2**70, 2**70),
+                   st.sampled_from([0, 1, 16, 32, 256, 2**64 - 1, 2**64 - 16, 2**63, 2**63 - 1,
+                                    -1, -16, -2**63, 2**32, "0010", "016", "0x10"]),
+                   st.integers(2**63 - 300, 2**63 + 300), st.integers(2**64 - 300, 2**64 - 1),
+                   st.integers(-300, -1))
 REG = st.builds(lambda n, v: f"{n}={v}", st.sampled_from(["a0", "a1", "a2", "a3", "a4", "a5"]),
                 VALUES)
 EXTRA = st.sampled_from([[], ["--json"], ["--profile", "ieee-inf"], ["--model", "reference"],
@@ -44,14 +59,7 @@ def test_tload_and_asm_never_raise(cmd, asm, regs, extra):
         argv += extra
         if "--model" in extra:                       # keep the reference loops short
             argv += ["--lcfr", "256:4096"]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as e:                      # argparse usage errors
-            code = e.code
-    assert code in (0, 2, 3), err.getvalue()
-    assert "Traceback" not in err.getvalue()
+    _no_traceback(argv)
 
 
 NUM = st.one_of(st.integers(-5, 300), st.integers(-2**70, 2**70),
@@ -173,16 +181,91 @@ def test_load_align_never_raises(tmp_path_factory, dist, dtype, addr, extra):
                    "--addr", str(addr)] + extra)
 
 
-def _no_traceback(argv):
+def _no_traceback(argv, keep=()):
+    """Run ``argv`` in an empty working folder with an empty temporary folder: an exit
+    status of the contract, no traceback, and afterwards both folders empty again (but for
+    the files ``keep`` names, relative to the working folder, when asked for)."""
+    base = Path(tempfile.mkdtemp(prefix="fuzz-"))
+    work, tmp = base / "work", base / "tmp"
+    work.mkdir()
+    tmp.mkdir()
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as e:
-            code = e.code
+    cwd, env, cached = os.getcwd(), os.environ.get("TMPDIR"), tempfile.tempdir
+    os.chdir(work)
+    os.environ["TMPDIR"] = tempfile.tempdir = str(tmp)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = e.code
+        left = sorted(str(p.relative_to(work)) for p in work.rglob("*"))
+        temp = sorted(p.name for p in tmp.iterdir())
+    finally:
+        os.chdir(cwd)
+        tempfile.tempdir = cached
+        if env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = env
+        shutil.rmtree(base, ignore_errors=True)
     assert code in (0, 2, 3), (argv, err.getvalue())
     assert "Traceback" not in err.getvalue()
+    assert temp == [], (argv, "left in the temporary folder", temp)
+    assert [x for x in left if x not in keep] == [], (argv, "left in the working folder", left)
     return code, err.getvalue()
+
+
+#: input files: empty, a folder, devices, /proc files, a missing one, a loop of links, bytes
+#: that are not UTF-8, and good ones; {d} is a scratch folder made by :func:`_inputs`
+INPUTS = st.sampled_from(["{d}/empty", "{d}", "/dev/zero", "/dev/null", "/dev/urandom",
+                          "/proc/self/mem", "/proc/self/maps", "/proc/cpuinfo", "/sys/kernel",
+                          "{d}/missing", "{d}/loop", "{d}/junk", "{d}/small", "{d}/good.s",
+                          "{d}/ramp", "", "{d}/empty/x", "/etc/shadow-not-there"])
+
+
+def _inputs(tmp_path_factory):
+    d = tmp_path_factory.getbasetemp() / "in_fuzz"
+    if not d.exists():
+        d.mkdir()
+        (d / "empty").write_bytes(b"")
+        (d / "loop").symlink_to(d / "loop")
+        (d / "junk").write_bytes(bytes([0xff, 0xfe, 0, 1, 0x80]) * 50)
+        (d / "small").write_bytes(b"\x01\x02\x03")
+        (d / "good.s").write_text("TLOAD <LB0:16, S8>, [a0], ->T<256>\n")
+        (d / "ramp").write_bytes(bytes(range(256)) * 64)
+    return d
+
+
+#: the size option beside each file option (both at once are refused)
+SIZE_OF = {"--mem": "--mem-size", "--mem-run": "--mem-size", "--src": "--src-bytes",
+           "--ub": "--ub-bytes", "PROGRAM": None}
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.sampled_from(list(SIZE_OF)), INPUTS, st.booleans(), st.booleans())
+def test_input_files_never_raise(tmp_path_factory, opt, template, json, size):
+    """Every option that reads a file, and a program file, with every kind of file: a
+    result, a fault, or one line naming the option (never an endless read of a device); a
+    malformed program gets the assembler's line and its caret."""
+    d = _inputs(tmp_path_factory)
+    path = template.replace("{d}", str(d))
+    argv = {
+        "--mem": ["tload", "TLOAD.NORM <LB0:16, FP16>, [a0], ->T<512>", "--reg", "a0=0",
+                  "--mem", path],
+        "--mem-run": ["run", str(d / "good.s"), "--reg", "a0=0", "--mem", path],
+        "--src": ["load-data-with-transpose", "--dtype", "int8", "--repeat-times", "1",
+                  "--dst-bytes", "1024", "--src", path],
+        "--ub": ["load-align", "--dist", "NORM", "--dtype", "b8", "--addr", "0", "--ub", path],
+        "PROGRAM": ["run", path, "--reg", "a0=0"],
+    }[opt]
+    argv += ["--json"] if json else []
+    argv += [SIZE_OF[opt], "64"] if size and SIZE_OF[opt] else []
+    code, err = _no_traceback(argv)
+    if code == 2:
+        lines = err.strip().splitlines()
+        assert lines[0].startswith(f"tilecosim {argv[0]}: error: "), err
+        assert len(lines) == 1 or ("column" in lines[0] and len(lines) == 3), err
 
 
 # --- the assembler on its own: arbitrary text and token soup --------------------------------

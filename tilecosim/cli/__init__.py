@@ -63,7 +63,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser, commands = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:                            # the subcommand's error, pointing to its own help
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices[args.cmd].error(f"unrecognized arguments: {' '.join(extra)}")
     # regress stops its own worker processes, and reports what it ran before the signal
     with stoppable(stop_processes=args.cmd != "regress") as caught:
         try:

@@ -41,8 +41,7 @@ MAX_SEED = (1 << 64) - 1
 MAX_LATENCY = 256
 
 LATENCY_HELP = ("at the earliest CYCLES cycles after the cycle its request was accepted (1 = "
-                "the next cycle); the TLOAD engine takes a response 2 cycles after its request "
-                "at the earliest, so 1 and 2 time alike")
+                "the next cycle)")
 
 class UsageError(Exception):
     """A one-line usage error (exit 2)."""
@@ -108,8 +107,11 @@ def add_hdl_options(p, tload: bool = True, transpose: bool = True, width: bool |
                        help="beat width W in bytes (default 32)")
         g.add_argument("--latency", type=int_arg("--latency", 1, MAX_LATENCY), default=2,
                        metavar="CYCLES",
-                       help=f"global memory of the bench: a response is valid {LATENCY_HELP} "
-                            f"(1..{MAX_LATENCY}, default 2)")
+                       help=(f"global memory of the bench: a response is valid {LATENCY_HELP}; "
+                             f"the TLOAD engine takes a response 2 cycles after its request at "
+                             f"the earliest, so 1 and 2 time alike" if tload else
+                             f"the L1 read port of the bench: a response is valid "
+                             f"{LATENCY_HELP}") + f" (1..{MAX_LATENCY}, default 2)")
     g.add_argument("--stall", type=prob_arg, default=0.0, metavar="P",
                    help="probability of idle/back-pressure on every port each cycle (default 0)")
     g.add_argument("--seed", type=seed_arg("--seed"), default=0, metavar="S",
@@ -128,8 +130,9 @@ def add_regs(p):
 
 def add_machine(p, lcfr_default=LCFR()):
     p.add_argument("--mem", metavar="FILE", help="raw bytes of global memory (default: a ramp)")
-    p.add_argument("--mem-size", type=int_arg("--mem-size"), default=DEFAULT_MEM_SIZE,
-                   metavar="BYTES", help=f"size of the ramp memory (default {DEFAULT_MEM_SIZE})")
+    p.add_argument("--mem-size", type=int_arg("--mem-size"), default=None, metavar="BYTES",
+                   help=f"size of the ramp or --mem-seed memory (default {DEFAULT_MEM_SIZE}; "
+                        f"not with --mem, whose file sets the size)")
     p.add_argument("--profile", choices=PROFILES, default="finite",
                    help="pad values for Max/Min: largest finite (default) or +/-inf")
     p.add_argument("--lcfr", metavar="MIN:MAX", type=lcfr_arg, default=lcfr_default,
@@ -160,26 +163,60 @@ def parse_regs(items: list[str]) -> dict[str, int]:
         regs[name] = v & ((1 << 64) - 1)
     return regs
 
-def memory_of(args, dt) -> np.ndarray:
-    if getattr(args, "mem_seed", None) is not None:
-        if args.mem:
-            raise UsageError("--mem and --mem-seed exclude each other")
-        return seeded_memory(args.mem_seed, args.mem_size)
-    if args.mem:
-        try:
-            return np.fromfile(args.mem, dtype=np.uint8)
-        except OSError as e:
-            raise UsageError(f"--mem {args.mem!r}: {e.strerror or e}") from None
-    return ramp_memory(dt, args.mem_size)
+def check_memory_args(args) -> None:
+    """--mem excludes --mem-seed and --mem-size: the file is the memory, size and all."""
+    if args.mem and getattr(args, "mem_seed", None) is not None:
+        raise UsageError("--mem and --mem-seed exclude each other")
+    if args.mem and args.mem_size is not None:
+        raise UsageError("--mem and --mem-size exclude each other: the file's size is the "
+                         "memory's size")
 
-def read_file(opt, path) -> np.ndarray:
+
+def memory_of(args, dt) -> np.ndarray:
+    check_memory_args(args)
+    size = DEFAULT_MEM_SIZE if args.mem_size is None else args.mem_size
+    if getattr(args, "mem_seed", None) is not None:
+        return seeded_memory(args.mem_seed, size)
+    if args.mem:
+        return read_file("--mem", args.mem)
+    return ramp_memory(dt, size)
+
+
+def read_file(opt, path, limit: int = MAX_MEM_SIZE, what: str = "a file of raw bytes"
+              ) -> np.ndarray:
+    """The bytes of an input file: a regular file of 1..``limit`` bytes, read whole.  A
+    missing or empty file, a folder, a device (/dev/zero), a pipe or a /proc or /sys file
+    (/proc/self/mem) is a one-line usage error naming the option; nothing past ``limit``
+    is read."""
+    import stat
     try:
-        data = np.fromfile(path, dtype=np.uint8)
+        st = os.stat(path)
+        real = os.path.realpath(path)
     except OSError as e:
         raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
-    if data.size == 0:
-        raise UsageError(f"{opt} {path!r}: the file is empty")
-    return data
+    except ValueError:                                   # a NUL in the name
+        raise UsageError(f"{opt} {path!r}: a file name cannot hold a NUL character") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{opt} {path!r}: is a folder; {what} is expected")
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{opt} {path!r}: not a regular file (a device, pipe or socket); "
+                         f"{what} is expected")
+    if real.startswith(("/proc/", "/sys/")):
+        raise UsageError(f"{opt} {path!r}: a /proc or /sys file has no fixed contents; copy "
+                         f"them to a regular file first")
+    if st.st_size > limit:
+        raise UsageError(f"{opt} {path!r}: {st.st_size} bytes, more than the {limit} allowed")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
+    if not data:
+        raise UsageError(f"{opt} {path!r}: the file is empty; {what} is expected")
+    if len(data) > limit:
+        raise UsageError(f"{opt} {path!r}: more than the {limit} bytes allowed")
+    return np.frombuffer(data, dtype=np.uint8).copy()
+
 
 def _parent_problem(path: Path) -> str | None:
     """Why no file can be created at ``path``'s place, or None: the nearest existing
@@ -195,13 +232,18 @@ def _parent_problem(path: Path) -> str | None:
     return f"directory {str(parent)!r} does not exist"
 
 
-def image_or_ramp(opt: str, path: str | None, bits: int, size: int) -> np.ndarray:
-    """The bytes of the file ``path`` (option ``opt``), or, without one, ``size`` bytes in
-    which element k of ``bits`` bits holds k (:func:`tilecosim.model.display.index_ramp`)."""
+def image_or_ramp(opt: str, path: str | None, bits: int, size: int | None, size_opt: str,
+                  default_size: int) -> np.ndarray:
+    """The bytes of the file ``path`` (option ``opt``), or, without one, ``size`` bytes
+    (option ``size_opt``, default ``default_size``) in which element k of ``bits`` bits holds
+    k (:func:`tilecosim.model.display.index_ramp`); both options at once are refused."""
     if path:
+        if size is not None:
+            raise UsageError(f"{opt} and {size_opt} exclude each other: the file's size is the "
+                             f"buffer's size")
         return read_file(opt, path)
     from tilecosim.model.display import index_ramp
-    return index_ramp(bits, size)
+    return index_ramp(bits, default_size if size is None else size)
 
 
 def write_npz(opt: str, path: str, arrays: dict) -> None:

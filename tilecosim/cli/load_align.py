@@ -52,6 +52,9 @@ def _dist_name(dist):
 DEFAULT_UB_BYTES = 256 << 10
 
 
+#: rows of lanes printed of a long register without --full: the first and the last
+HEAD_ROWS, TAIL_ROWS = 16, 2
+
 def add_parsers(sub) -> dict:
     from tilecosim.model.load_align import LoadDist, WIDTHS
     p = sub.add_parser("load-align", help="UB -> RegTensor with a distribution mode",
@@ -63,8 +66,9 @@ def add_parsers(sub) -> dict:
                    help="element type T of the RegTensor (b8, b16, b32, b64)")
     p.add_argument("--ub", metavar="FILE", help="UB image, raw bytes (default: a ramp of "
                    "--ub-bytes in which element k of --dtype holds k)")
-    p.add_argument("--ub-bytes", type=int_arg("--ub-bytes", 32), default=DEFAULT_UB_BYTES,
-                   metavar="N", help=f"size of the ramp UB (default {DEFAULT_UB_BYTES})")
+    p.add_argument("--ub-bytes", type=int_arg("--ub-bytes", 32), default=None, metavar="N",
+                   help=f"size of the ramp UB (default {DEFAULT_UB_BYTES}; not with --ub, "
+                        f"whose file sets the size)")
     p.add_argument("--addr", required=True, type=any_int("--addr"), metavar="BYTES",
                    help="byte address in UB of the first element read (aligned as the mode "
                         "requires, see --dist)")
@@ -86,6 +90,9 @@ def add_parsers(sub) -> dict:
                    help="golden implementation: vectorized (default) or the seed's loops")
     p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.add_argument("--full", action="store_true",
+                   help=f"print every row of lanes (default: the first {HEAD_ROWS} and the last "
+                        f"{TAIL_ROWS} of a long register; --out saves them all)")
     return {"load-align": cmd_load_align}
 
 
@@ -94,7 +101,8 @@ def cmd_load_align(args) -> int:
     from tilecosim.model.load_align import Addressing, WIDTHS, load_align, load_align_reference
     check_waves(args)
     check_writable("--out", args.out, (".npz",), "a NumPy archive of dst0 (and dst1)")
-    ub = Buffer("UB", image_or_ramp("--ub", args.ub, 8 * WIDTHS[args.dtype], args.ub_bytes))
+    ub = Buffer("UB", image_or_ramp("--ub", args.ub, 8 * WIDTHS[args.dtype], args.ub_bytes,
+                                      "--ub-bytes", DEFAULT_UB_BYTES))
     if args.post_update is not None:
         how = Addressing.post_update(args.post_update)
     elif args.addr_reg is not None:
@@ -127,7 +135,13 @@ def cmd_load_align(args) -> int:
         lanes = reg.reshape(-1, w)[:, ::-1]                  # little-endian: print MSB first
         print(f"dst{k} ({reg.size // w} lanes of b{8 * w}, hex):")
         per = max(4, 32 // w)
-        for start in range(0, lanes.shape[0], per):
+        starts = list(range(0, lanes.shape[0], per))
+        cut = not args.full and len(starts) > HEAD_ROWS + TAIL_ROWS + 1
+        for start in (starts[:HEAD_ROWS] + [None] + starts[-TAIL_ROWS:] if cut else starts):
+            if start is None:
+                print(f"  ... {len(starts) - HEAD_ROWS - TAIL_ROWS} rows left out (--full "
+                      f"prints them; --out FILE.npz saves the registers)")
+                continue
             cells = " ".join("".join(f"{b:02x}" for b in lane) for lane in lanes[start:start + per])
             print(f"  [{start:3d}] {cells}")
     if args.out:

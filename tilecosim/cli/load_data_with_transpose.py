@@ -66,8 +66,9 @@ def add_parsers(sub) -> dict:
     p.add_argument("--src", metavar="FILE",
                    help="L1 image, raw bytes (default: a ramp of --src-bytes in which element "
                         "k of --dtype holds k)")
-    p.add_argument("--src-bytes", type=int_arg("--src-bytes", 32), default=DEFAULT_L1_BYTES,
-                   metavar="N", help=f"size of the ramp L1 (default {DEFAULT_L1_BYTES})")
+    p.add_argument("--src-bytes", type=int_arg("--src-bytes", 32), default=None, metavar="N",
+                   help=f"size of the ramp L1 (default {DEFAULT_L1_BYTES}; not with --src, "
+                        f"whose file sets the size)")
     p.add_argument("--dst-bytes", required=True, type=int_arg("--dst-bytes"), metavar="N",
                    help="size of the destination L0A/L0B, which starts all zero")
     p.add_argument("--src-addr", type=any_int("--src-addr"), default=0, metavar="BYTES",
@@ -93,7 +94,8 @@ def cmd_ldt(args) -> int:
     if args.src_frac_gap is not None and not args.v2:
         raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
     check_writable("--out", args.out)
-    l1 = Buffer("L1", image_or_ramp("--src", args.src, LDT_DTYPES[args.dtype], args.src_bytes))
+    l1 = Buffer("L1", image_or_ramp("--src", args.src, LDT_DTYPES[args.dtype], args.src_bytes,
+                                      "--src-bytes", DEFAULT_L1_BYTES))
     dst_name = args.dst or ("L0B" if args.v2 else "L0A")
     l0 = Buffer(dst_name, args.dst_bytes)
     common = dict(dtype=args.dtype, repeat_times=args.repeat_times, start_index=args.start_index,
@@ -151,6 +153,7 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
     try:
         res, problems = run_and_compare_l1l0([call], l1, np.zeros(args.dst_bytes, np.uint8),
                                              seed=args.seed, stall=args.stall,
+                                             latency=args.latency,
                                              transpose=args.transpose, vcd=args.vcd,
                                              backend=args.backend, waves=args.waves,
                                              width=args.width)

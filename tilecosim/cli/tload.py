@@ -17,8 +17,9 @@ from tilecosim.model.tload import LCFR, plan
 from tilecosim.model.vector import ARITH
 
 from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_hdl_options,
-                     add_machine, add_regs, backend_errors, check_waves, check_writable,
-                     emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv,
+                     add_machine, add_regs, backend_errors, check_memory_args, check_waves,
+                     check_writable,
+                     emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv, read_file,
                      report_fault, result_json, seed_arg, usage_from, wave_lines,
                      write_npz)
 
@@ -233,6 +234,10 @@ def cmd_asm(args) -> int:
               f"do not need register values.)")
     return EXIT_OK
 
+#: the longest program file read, in bytes
+MAX_PROGRAM = 16 << 20
+
+
 def cmd_run(args) -> int:
     check_waves(args)
     hdl = args.backend != "golden"
@@ -245,13 +250,20 @@ def cmd_run(args) -> int:
         raise UsageError(f"--lcfr {lcfr.min_size}:{lcfr.max_size}: the RTL keeps 64 registers "
                          f"of MAX bytes each; MAX at most {RTL_MAX_SLOT} on the simulators")
     regs = parse_regs(args.reg)
+    check_memory_args(args)                  # before standard input is read
     if args.program == "-":
-        text = sys.stdin.read()
+        data = sys.stdin.buffer.read(MAX_PROGRAM + 1) if hasattr(sys.stdin, "buffer") \
+            else sys.stdin.read(MAX_PROGRAM + 1).encode()
+        if len(data) > MAX_PROGRAM:
+            raise UsageError(f"PROGRAM '-': more than {MAX_PROGRAM} bytes on standard input")
     else:
-        try:
-            text = Path(args.program).read_text()
-        except (OSError, UnicodeDecodeError) as e:
-            raise UsageError(f"PROGRAM {args.program!r}: {getattr(e, 'strerror', None) or e}") from None
+        data = read_file("PROGRAM", args.program, MAX_PROGRAM,
+                         "an assembly file (TLOAD, TADD, TSUB lines)").tobytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"PROGRAM {args.program!r}: not UTF-8 text (byte {e.start}: "
+                         f"{data[e.start]:#04x})") from None
     from tilecosim.model.asm import TLoadInsn, parse_program
     from tilecosim.sim.benches.program import golden_steps
     program = parse_program(text)
