@@ -9,16 +9,15 @@ in empty ones of its own).  `make test` runs a small budget per target; `make fu
 TILECOSIM_FUZZ_EXAMPLES=10000.
 """
 
-import contextlib
-import io
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import given, settings, strategies as st
 
-from tilecosim.cli import main
+from . import in_process
 from tilecosim.model.asm import AsmError, parse_tload
 
 EXAMPLES = int(os.environ.get("TILECOSIM_FUZZ_EXAMPLES", "150"))
@@ -189,31 +188,22 @@ def _no_traceback(argv, keep=()):
     work, tmp = base / "work", base / "tmp"
     work.mkdir()
     tmp.mkdir()
-    out, err = io.StringIO(), io.StringIO()
-    cwd, env, cached = os.getcwd(), os.environ.get("TMPDIR"), tempfile.tempdir
+    cwd = os.getcwd()
     os.chdir(work)
-    os.environ["TMPDIR"] = tempfile.tempdir = str(tmp)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(argv)
-            except SystemExit as e:
-                code = e.code
+        with mock.patch.dict(os.environ, TMPDIR=str(tmp)), \
+                mock.patch.object(tempfile, "tempdir", str(tmp)):
+            code, _, err = in_process(argv)
         left = sorted(str(p.relative_to(work)) for p in work.rglob("*"))
         temp = sorted(p.name for p in tmp.iterdir())
     finally:
         os.chdir(cwd)
-        tempfile.tempdir = cached
-        if env is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = env
         shutil.rmtree(base, ignore_errors=True)
-    assert code in (0, 2, 3), (argv, err.getvalue())
-    assert "Traceback" not in err.getvalue()
+    assert code in (0, 2, 3), (argv, err)
+    assert "Traceback" not in err
     assert temp == [], (argv, "left in the temporary folder", temp)
     assert [x for x in left if x not in keep] == [], (argv, "left in the working folder", left)
-    return code, err.getvalue()
+    return code, err
 
 
 #: input files: empty, a folder, devices, /proc files, a missing one, a loop of links, bytes

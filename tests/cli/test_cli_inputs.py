@@ -1,26 +1,18 @@
 """Inputs as a new user tries them: conflicting options, odd input files, options that must
 do what their help says, messages that point the right way, printouts of bounded length."""
 
-import contextlib
-import io
 import re
 
 import numpy as np
 import pytest
 
-from tilecosim.cli import main
+from . import in_process
 
 TLOAD = "TLOAD.NORM <LB0:16, LB1:4, FP16>, [a0], ->T<512>"
 
 
 def run(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as e:
-            code = e.code
-    return code, out.getvalue(), err.getvalue()
+    return in_process(argv)
 
 
 def one_line_error(err: str, *words: str) -> None:

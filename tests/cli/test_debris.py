@@ -3,9 +3,7 @@ and nothing is left in the temporary folder -- also when the simulator cannot st
 fails.  Each test runs the command line in-process in an empty working folder with a
 private temporary folder, and lists both afterwards."""
 
-import contextlib
 import importlib.util
-import io
 import os
 import sys
 import tempfile
@@ -13,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tilecosim.cli import main
+from . import in_process
 
 TLOAD = "TLOAD.NORM <LB0:16, LB1:4, FP16>, [a0], ->T<512>"
 
@@ -35,13 +33,7 @@ def folders(tmp_path, monkeypatch):
 
 
 def run(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as e:
-            code = e.code
-    return code, out.getvalue(), err.getvalue()
+    return in_process(argv)
 
 
 def listing(folder: Path) -> list[str]:

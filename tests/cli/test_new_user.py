@@ -7,20 +7,19 @@ interpreter's own warnings are the point.
 """
 
 import argparse
-import contextlib
-import io
 import json
 import subprocess
 
 import numpy as np
 import pytest
 
-from tilecosim.cli import build_parser, main
+from tilecosim.cli import build_parser
 from tilecosim.model.asm import AsmError, parse_tload
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.load_align import Addressing, LoadDist, load_align
 from tilecosim.model.load_data import LoadData2dTransposeParams, load_data_with_transpose
 
+from . import in_process
 from .test_cli import _command
 
 TLOAD = "TLOAD.NORM <LB0:16, LB1:16, FP16>, [a0], ->T<512>"
@@ -30,13 +29,7 @@ LA = ["load-align", "--dist", "DIST_US_B16", "--dtype", "b16", "--addr", "64"]
 
 
 def cli(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(argv))
-        except SystemExit as e:
-            code = e.code
-    return code, out.getvalue(), err.getvalue()
+    return in_process(argv)
 
 
 def usage_error(argv, *needles):

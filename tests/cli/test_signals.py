@@ -91,6 +91,7 @@ def test_a_signal_at_a_random_moment(tmp_path, cmd, sig):
         pytest.fail(f"{cmd} did not stop within 120 s of {sig.name} (seed {seed})")
     why = f"{cmd}, {sig.name} at {moment:.2f} s (TILECOSIM_SIGNAL_SEED={seed}):\n{err}"
     assert "Traceback" not in err, why
+    assert "ERROR" not in out and "SURVIVED" not in out, f"a stopped run judged: {why}\n{out}"
     if sent:
         assert proc.returncode == 128 + sig, why
         lines = [ln for ln in err.splitlines()

@@ -83,28 +83,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args, commands) -> int:
-    """The command; what it was creating is removed when it is refused (exit 2) or stopped,
-    and kept when it finishes (:mod:`tilecosim.cleanup`)."""
-    code = EXIT_USAGE
+    """The command; what it was creating is removed when it is refused (a usage error) or
+    stopped (KeyboardInterrupt), and kept when it returns (:mod:`tilecosim.cleanup`), also
+    with exit 2 from a regress that stopped part-way and reported what it checked."""
+    done = False
     try:
-        if args.cmd == "demo":
-            code = demo.run_demo(main)
-        else:
-            code = commands[args.cmd](args)
+        code = demo.run_demo(main) if args.cmd == "demo" else commands[args.cmd](args)
+        done = True
         return code
-    except AsmError as e:
+    except (AsmError, UsageError, RegisterError) as e:
         print(f"tilecosim {args.cmd}: error: {e}", file=sys.stderr)
-    except (UsageError, RegisterError) as e:
-        print(f"tilecosim {args.cmd}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
-        code = EXIT_OK
-        return code
+        done = True
+        return EXIT_OK
     finally:
-        if code == EXIT_USAGE:
-            PENDING.undo()
-        else:
+        if done:
             PENDING.keep()
-    return EXIT_USAGE
+        else:
+            PENDING.undo()
 
 
 if __name__ == "__main__":
