@@ -1,4 +1,4 @@
-"""TLOAD assembler and disassembler (seed 000; DESIGN.md D9), and the program-line parser.
+"""TLOAD assembler and disassembler (seed 000; docs/design.md D9), and the program-line parser.
 
 Assembly syntax of the seed::
 

@@ -1,6 +1,6 @@
 """Data types of the TLOAD seed's table, with element size, numeric code and pad values.
 
-Sources: seed 000 (the type table), DESIGN.md D1 (packed 4-bit pairs are 1-byte
+Sources: seed 000 (the type table), docs/design.md D1 (packed 4-bit pairs are 1-byte
 containers, even element in the low nibble), D5 (pad values and the two
 profiles), D9 (numeric codes).  The extremes of HiF8, HiF4 and E1M2 follow the
 PTO ISA format definitions (``pto-spec docs/arch/data-types/formats/``):

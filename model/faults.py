@@ -1,4 +1,4 @@
-"""Architectural faults (DESIGN.md D8).
+"""Architectural faults (docs/design.md D8).
 
 One table, shared by the golden model and the HDL: the HDL reports the numeric
 ``code`` of a fault on its fault port and the test bench compares it with the

@@ -1,4 +1,4 @@
-"""Storage layouts of a tile register (seed 002; DESIGN.md D4).
+"""Storage layouts of a tile register (seed 002; docs/design.md D4).
 
 A logical matrix of R x C elements is stored in one of six orders:
 

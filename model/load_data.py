@@ -1,4 +1,4 @@
-"""LoadDataWithTranspose: L1 -> L0A/L0B with a square-block transpose (seed 001; DESIGN.md D10).
+"""LoadDataWithTranspose: L1 -> L0A/L0B with a square-block transpose (seed 001; docs/design.md D10).
 
 The square, per data type (elements; int4b counts nibbles, the even element in
 the low nibble of its byte):

@@ -1,4 +1,4 @@
-"""The tile register file (seed 002; DESIGN.md D7).
+"""The tile register file (seed 002; docs/design.md D7).
 
 * Four queues T, U, M, N of 16 registers each, plus the special registers ACC
   and S.

@@ -1,4 +1,4 @@
-"""TLOAD golden model (seed 000; DESIGN.md D2, D3, D5, D6).
+"""TLOAD golden model (seed 000; docs/design.md D2, D3, D5, D6).
 
 Two implementations of the same operation:
 

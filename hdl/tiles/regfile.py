@@ -1,4 +1,4 @@
-"""The tile register file (seed 002; DESIGN.md D7): queues T, U, M, N of 16 registers, the
+"""The tile register file (seed 002; docs/design.md D7): queues T, U, M, N of 16 registers, the
 relative names that address them, and the SRAM that holds the tiles.
 
 Architectural rules, as the golden model (``model/tiles.py``) has them:

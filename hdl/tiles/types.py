@@ -1,6 +1,6 @@
 """The binary block records of the tile system, and the payloads its units share.
 
-An instruction enters the tile system as its block template (DESIGN.md D9), one record per
+An instruction enters the tile system as its block template (docs/design.md D9), one record per
 beat of :data:`RecordBeat`, the values of the scalar registers the record names beside it
 (the scalar core, which would read them, is out of scope).  The last record of a block
 carries ``end``.

@@ -1,4 +1,4 @@
-"""The HDL's own table of element sizes and pad patterns (DESIGN.md D1, D5, D9).
+"""The HDL's own table of element sizes and pad patterns (docs/design.md D1, D5, D9).
 
 Written independently of ``model/dtypes.py`` on purpose: the golden-vs-HDL tests
 compare the two, so a wrong pad value on either side shows up as a mismatch.

@@ -1,6 +1,6 @@
 """Shared enums and payload layouts of the TLOAD engine's ports.
 
-Names and numeric codes follow the seeds and DESIGN.md: layouts NORM..DN2ZN 0..4 and pads
+Names and numeric codes follow the seeds and docs/design.md: layouts NORM..DN2ZN 0..4 and pads
 Zero/Max/Min/Null 0..3 (D9).  The fault codes and the completion payload every engine
 shares are in :mod:`tilecosim.hdl.common`.
 """

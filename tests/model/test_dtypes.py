@@ -18,7 +18,7 @@ WIDTH = {"b64": ["S64", "U64", "FP64"], "b32": ["S32", "U32", "FP32", "TF32", "H
          "b8": ["S8", "U8", "E4M3", "E5M2", "E8M0", "HiF8", "HiF4x2", "E1M2x2", "E2M1x2",
                 "S4x2", "U4x2"]}
 
-# D5, finite profile: (Max, Min) as written in DESIGN.md
+# D5, finite profile: (Max, Min) as written in docs/design.md
 FINITE = {"FP64": (0x7fefffffffffffff, 0xffefffffffffffff), "FP32": (0x7f7fffff, 0xff7fffff),
           "TF32": (0x7f7fe000, 0xff7fe000), "HF32": (0x7f7ff000, 0xff7ff000),
           "FP16": (0x7bff, 0xfbff), "BF16": (0x7f7f, 0xff7f), "E4M3": (0x7e, 0xfe),
