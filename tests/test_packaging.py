@@ -68,15 +68,59 @@ FOLDER = {"model": ROOT / "model", "hdl": ROOT / "hdl",
           **{x: ROOT / "tilecosim" / x for x in LAYERS[2:]}}
 
 
+def _module(path: Path) -> str:
+    """The installed name of a source file: model/x.py is tilecosim.model.x."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] in ("model", "hdl"):
+        parts = ["tilecosim"] + parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+SOURCES = {_module(p): p for d in ("model", "hdl", "tilecosim") for p in (ROOT / d).rglob("*.py")}
+
+
 def _imports(path: Path):
+    """Every module ``path`` imports, at its top or inside a function; relative imports
+    resolved (``from . import x`` is the module x when there is one, else the package)."""
+    me = _module(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "tilecosim":          # from tilecosim import ops
-                yield from (f"tilecosim.{a.name}" for a in node.names)
-            else:
-                yield node.module
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                yield sub if sub in SOURCES else base
         elif isinstance(node, ast.Import):
             yield from (a.name for a in node.names)
+
+
+def test_relative_imports_are_read():
+    """The layering test sees ``from .regress import ...`` as tilecosim.flows.regress."""
+    got = set(_imports(ROOT / "tilecosim" / "flows" / "cluster.py"))
+    assert "tilecosim.flows.regress" in got
+    assert "tilecosim.ops.base" in set(_imports(ROOT / "tilecosim" / "ops" / "tload.py"))
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    """No import cycle, however long, counting the imports inside functions too (they hid
+    the cycles ops <-> ops.<op> and flows.cluster <-> flows.regress)."""
+    graph = {m: {d for d in _imports(p) if d in SOURCES and d != m} for m, p in SOURCES.items()}
+    cycles, seen = [], set()
+    for start in graph:                           # a path back to start through its imports
+        stack, visited = [(start, [start])], set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start and frozenset(path) not in seen:
+                    seen.add(frozenset(path))
+                    cycles.append(" -> ".join(path + [start]))
+                elif nxt not in visited:
+                    visited.add(nxt)
+                    stack.append((nxt, path + [nxt]))
+    assert cycles == []
 
 
 BASE = {"tilecosim.progress", "tilecosim.cleanup"}      # utilities of the tool's every layer

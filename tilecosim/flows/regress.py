@@ -16,7 +16,6 @@ UB (LoadAlign) are written to the output directory so the reproduce commands can
 
 import contextlib
 import dataclasses
-import json
 import os
 import random
 import shutil
@@ -28,10 +27,9 @@ from tilecosim import ops
 from tilecosim.ops import Operation, Outcome as RunOutcome
 
 from . import coverage as cov
-from tilecosim.progress import Progress
 
 __all__ = ["Scenario", "draw_scenarios", "plan_jobs", "run_job", "run_task", "run_regress",
-           "RegressRun", "RunStopped", "WorkerError", "main_args"]
+           "RegressRun", "RunStopped", "WorkerError", "output_env"]
 
 
 @dataclasses.dataclass
@@ -339,13 +337,13 @@ def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: 
     (a :class:`tilecosim.flows.cluster.Cluster`).  Results are taken as they finish;
     Ctrl-C (KeyboardInterrupt) or a job that cannot run anywhere stops the run, and what
     was checked until then is returned with ``stopped`` saying why."""
-    with _output_env(Path(out_dir)):
+    with output_env(Path(out_dir)):
         return _run_regress(backend, names, count, seed, jobs, Path(out_dir), progress,
                             cluster, build_cache, width)
 
 
 @contextlib.contextmanager
-def _output_env(out_dir: Path):
+def output_env(out_dir: Path):
     """Within: hang waveforms and failed runs' logs of this run go under ``out_dir`` (unless
     ``$TILECOSIM_WAVES_DIR`` / ``$TILECOSIM_LOG_DIR`` say otherwise); after, the environment
     is as it was, so no later run writes into this run's folder."""
@@ -407,141 +405,6 @@ def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, 
         drawn = {op: [s for s in scs if (op, s.index) in seen] for op, scs in drawn.items()}
     return RegressRun(drawn, outcomes, perf, time.perf_counter() - t0, total, workers, stopped,
                       log)
-
-
-# --- reporting (used by the CLI) -----------------------------------------------------------
-
-def summarize(drawn, outcomes, perf):
-    hits = cov.hits(drawn)
-    rows = []
-    for op, scs in drawn.items():
-        mism = sum(1 for o in outcomes if o.op == op and not o.ok)
-        faults = sum(1 for s in scs if s.fault)
-        cyc, ideal = perf[op]
-        bins = cov.all_bins(op)
-        rows.append({"op": op, "scenarios": len(scs), "mismatches": mism, "faults_checked": faults,
-                     "cycles": cyc, "ideal_cycles": ideal,
-                     "bins": len(bins), "covered": sum(1 for b in bins if hits[b])})
-    uncovered = [b for b, n in hits.items() if n == 0]
-    return rows, hits, uncovered
-
-
-def _executor(args) -> str:
-    if getattr(args, "scheduler", None):
-        return f"scheduler {args.scheduler}"
-    if getattr(args, "cluster", None):
-        return f"cluster local:{args.cluster}"
-    return f"jobs {args.jobs}"
-
-
-def main_args(args) -> int:
-    """The ``regress`` subcommand (arguments parsed by :mod:`tilecosim.cli.regress`).  Exit
-    1 on a mismatch (also in a stopped run); else 130 (SIGINT) or 143 (SIGTERM) when
-    stopped by a signal, 2 when stopped by something outside the HDL (the one-line reason
-    on stderr), 0 when complete."""
-    import signal
-    import sys
-    out_dir = Path(args.out)
-    width = getattr(args, "width", 32)
-    bar = None
-    caught = []
-
-    def progress(done, total, bad):
-        nonlocal bar
-        bar = bar or Progress("regress", total, "scenarios")
-        bar.update(done, f"{bad} mismatches")
-
-    def on_term(signum, frame):
-        caught.append(signum)
-        raise KeyboardInterrupt
-
-    coverage = getattr(args, "coverage", False)
-    raw = (out_dir / "coverage" / "runs").resolve()
-    if coverage:                                 # Verilator's coverage of every run goes here
-        shutil.rmtree(raw, ignore_errors=True)   # (this run's alone)
-        raw.mkdir(parents=True)
-        os.environ["TILECOSIM_COVERAGE_DIR"] = str(raw)
-    cluster = None
-    previous = signal.signal(signal.SIGTERM, on_term)
-    env = _output_env(out_dir)                   # before the cluster's workers start
-    env.__enter__()
-    try:
-        if getattr(args, "scheduler", None) or getattr(args, "cluster", None):
-            from .cluster import connect
-            cluster = connect(args.scheduler, args.cluster)
-        run = run_regress(args.backend, args.ops, args.count, args.seed, args.jobs, out_dir,
-                          progress, cluster, getattr(args, "build_cache", None), width)
-    except KeyboardInterrupt:                    # while connecting
-        return 128 + (caught[0] if caught else signal.SIGINT)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if cluster is not None:
-            cluster.close()
-        env.__exit__(None, None, None)
-        os.environ.pop("TILECOSIM_COVERAGE_DIR", None)
-    if run.stopped == "interrupted" and not caught:
-        caught.append(signal.SIGINT)
-    rows, hits, uncovered = summarize(run.drawn, run.outcomes, run.perf)
-    fails = [o for o in run.outcomes if not o.ok]
-    checked = sum(r["scenarios"] for r in rows)
-    for o in fails[:50]:
-        print(f"MISMATCH {o.op} #{o.index}: {o.problem}\n  reproduce: {o.repro}")
-    if len(fails) > 50:
-        print(f"... and {len(fails) - 50} more mismatches")
-    print(f"\n{'op':26} {'scenarios':>9} {'mismatches':>10} {'faults':>7} "
-          f"{'cycles/ideal':>12} {'bins':>9}")
-    for r in rows:
-        ratio = f"{r['cycles'] / r['ideal_cycles']:.2f}" if r["ideal_cycles"] else "-"
-        print(f"{r['op']:26} {r['scenarios']:>9} {r['mismatches']:>10} {r['faults_checked']:>7} "
-              f"{ratio:>12} {r['covered']:>4}/{r['bins']:<4}")
-    print(f"backend {args.backend}, W = {width}, seed {args.seed}, {checked} "
-          f"scenarios in {run.seconds:.0f} s ({_executor(args)}); cycles/ideal over the batches "
-          f"without back-pressure; faults = faulting scenarios whose fault code was checked")
-    if uncovered:
-        print(f"uncovered bins ({len(uncovered)}): " + ", ".join(uncovered[:20])
-              + (" ..." if len(uncovered) > 20 else ""))
-    else:
-        print(f"coverage: all {len(hits)} bins hit")
-    for name, w in sorted(run.workers.items()):
-        print(f"worker {name} (host {w['host']}): {w['jobs']} jobs, {w['scenarios']} "
-              f"scenarios, {w['builds']} builds, {w['seconds']:.1f} s")
-    if run.stopped:
-        print(f"STOPPED ({run.stopped}): {checked} of {run.planned} scenarios checked; the "
-              f"report covers those alone")
-    code = None
-    if coverage:
-        from . import codecov
-        print(f"code coverage: merging {len(list(raw.glob('*.dat')))} runs; the netlist's "
-              "constant bits from Yosys, once per build (a minute or two)", file=sys.stderr,
-              flush=True)
-        try:
-            code = codecov.report(raw, out_dir / "coverage", Path(args.coverage_waivers))
-        except codecov.CoverageToolError as e:
-            print(f"tilecosim regress: error: {e}", file=sys.stderr)
-            return 2
-        shutil.rmtree(raw, ignore_errors=True)   # merged into coverage/coverage.dat
-        print("\n".join(codecov.table(code)))
-    if args.json:
-        print(json.dumps({"backend": args.backend, "width": width, "seed": args.seed,
-                          "scenarios": checked,
-                          "mismatches": len(fails),
-                          "faults_checked": sum(r["faults_checked"] for r in rows),
-                          "seconds": round(run.seconds, 1), "ops": rows,
-                          "coverage": hits, "uncovered": uncovered,
-                          "failures": [dataclasses.asdict(o) for o in fails],
-                          "planned": run.planned, "stopped": run.stopped,
-                          "executor": _executor(args),
-                          "workers": [{"worker": k} | v | {"seconds": round(v["seconds"], 1)}
-                                      for k, v in sorted(run.workers.items())]}
-                         | ({"code_coverage": code} if coverage else {})))
-    if fails:
-        return 1
-    if caught:
-        return 128 + caught[0]
-    if run.stopped:
-        print(f"tilecosim regress: error: {run.stopped}", file=sys.stderr)
-        return 2
-    return 0
 
 
 def default_jobs() -> int:

@@ -24,7 +24,7 @@ from tilecosim.model.faults import Fault, FaultKind
 from tilecosim.model.load_align import WIDTHS, Addressing, LoadDist, load_align
 from tilecosim.sim.benches.align import AlignCase
 
-from . import Operation, Outcome, Top
+from .base import Operation, Outcome, Top
 
 __all__ = ["LoadAlign", "la_bins", "la_legal", "random_addressing", "random_address",
            "random_load_case", "VL"]

@@ -28,7 +28,7 @@ from tilecosim.model.load_data import (LDT_DTYPES, SQUARES, V2_DTYPES,
                                        LoadData2dTransposeParamsV2 as V2, plan_ldt)
 from tilecosim.sim.benches.load_data_with_transpose import LdtCall
 
-from . import Operation, Outcome, Top
+from .base import Operation, Outcome, Top
 
 __all__ = ["LoadDataWithTranspose", "ldt_bins", "random_ldt_call"]
 

@@ -37,7 +37,7 @@ from tilecosim.model.scenarios import INT_TYPES, PROGRAM_FAULTS, random_program
 from tilecosim.model.tiles import QUEUE_DEPTH
 from tilecosim.model.tload import TILE_QUEUES, TLoadLayout
 
-from . import Operation, Outcome, Top
+from .base import Operation, Outcome, Top
 from .tload import is_far
 
 __all__ = ["Program", "ProgramItem", "program_bins", "fault_kind", "MEM_SIZE"]

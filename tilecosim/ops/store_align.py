@@ -11,7 +11,7 @@ import random
 from tilecosim.model.load_align import WIDTHS, StoreDist
 from tilecosim.sim.benches.align import StoreCase
 
-from . import Operation, Top
+from .base import Operation, Top
 from .load_align import UB_SIZE, VL, random_address, random_addressing
 
 __all__ = ["StoreAlign", "random_store_case"]

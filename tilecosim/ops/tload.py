@@ -22,7 +22,7 @@ from tilecosim.model.faults import Fault, FaultKind
 from tilecosim.model.scenarios import random_tload
 from tilecosim.model.tload import TLoadLayout, TLoadParams, plan
 
-from . import Operation, Outcome, Top
+from .base import Operation, Outcome, Top
 
 __all__ = ["TLoad", "esize_name", "tload_bins"]
 

@@ -1,0 +1,131 @@
+"""What every operation of the registry is made of: :class:`Operation`, the :class:`Top` of
+its Verilog and the :class:`Outcome` of a bench run (the registry itself is
+:mod:`tilecosim.ops`)."""
+
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["Top", "Outcome", "Operation"]
+
+
+@dataclass(frozen=True)
+class Top:
+    """A Verilog top of ``tilecosim verilog``: a file stem (the module name) and the design."""
+    name: str
+    make: Callable                   # make(profile) -> a wiring.Component
+    what: str                        # one line for the listing
+
+
+@dataclass
+class Outcome:
+    """What a bench run of a batch of scenarios found.
+
+    ``problems`` maps the index of a scenario in the batch to what went wrong (-1: not
+    attributable to one scenario); ``waveform`` names the waveform of a hang; ``cycles`` and
+    ``ideal`` are the batch's cycles and its ideal cycle count."""
+    problems: dict = field(default_factory=dict)
+    waveform: str | None = None
+    cycles: int = 0
+    ideal: int = 0
+
+
+class Operation:
+    """One operation of the accelerator, as the tool sees it.  Subclasses set the class
+    attributes and implement the methods; an operation without a scenario generator
+    (``regress = False``) is still simulated, converted, linted and mutated."""
+
+    #: the name users type (CLI subcommand, ``regress --ops``); the seed's name in kebab case
+    name: str
+    #: the seed's own name of the operation
+    seed_name: str
+    #: its Verilog tops, in the order ``tilecosim verilog`` writes them
+    tops: tuple[Top, ...] = ()
+    #: the comparison tests of its gateware (the mutation runner runs them first)
+    tests: tuple[str, ...] = ()
+    #: does ``tilecosim regress`` draw scenarios of it?
+    regress: bool = False
+    #: ... when ``--ops`` is not given?  (False: only when named, e.g. ``--ops program``)
+    regress_default: bool = True
+    #: scenarios per bench run in ``regress``: Amaranth's simulator, a Verilog simulator
+    batch: dict = {"amaranth": 8, "verilog": 24}
+    #: the most scenarios of one run (one ``start`` of the design) of the operation's batch
+    #: harness (:mod:`tilecosim.sim.harness`), which :meth:`run_many` and ``cross_check(...,
+    #: harness=True)`` use and ``regress`` runs on Icarus and Verilator; 0: no harness
+    harness_batch: int = 0
+    #: the memory image file that reproduce commands read (None: the command regenerates it
+    #: from the seed)
+    image_file: str | None = None
+    #: the beat widths W its engine is built at (``regress --width``); None: the operation
+    #: has no beat width (LoadAlign's is its VL), and runs the same at every W
+    widths: tuple[int, ...] | None = None
+    #: the beat width this instance simulates (see :meth:`at_width`)
+    width: int = 32
+
+    def at_width(self, width: int) -> "Operation":
+        """The operation simulated at beat width ``width`` (ValueError naming it when the
+        operation's engine is not built at that width)."""
+        if self.widths is None or width == self.width:
+            return self
+        if width not in self.widths:
+            raise ValueError(f"--width {width}: {self.name} runs at W = "
+                             f"{', '.join(map(str, self.widths))} only")
+        other = copy.copy(self)
+        other.width = width
+        return other
+
+    # --- regress ------------------------------------------------------------------------
+    def bins(self) -> list[str]:
+        """Every functional-coverage bin, ``<short>.<point>:<value>``, in a stable order."""
+        raise NotImplementedError
+
+    def draw(self, rng: random.Random, hint: str | None):
+        """One scenario aimed at the bin ``hint`` (None: any): (item, model fault or None,
+        the bins it hits)."""
+        raise NotImplementedError
+
+    def image(self, seed: int):
+        """The memory image (numpy uint8) the scenarios of ``seed`` read."""
+        raise NotImplementedError
+
+    def batch_key(self, item):
+        """Scenarios with different keys never share a bench run (None: any may)."""
+        return None
+
+    def run(self, items: list, backend: str, image, seed: int, stall: float) -> Outcome:
+        """Run ``items`` back to back through the design on ``backend`` with the
+        idle/back-pressure probability ``stall`` drawn from ``seed``, and compare with the
+        golden model."""
+        raise NotImplementedError
+
+    def run_many(self, batches: list, backend: str, image) -> list[Outcome]:
+        """Run several batches ``(items, seed, stall)``, each as :meth:`run` would: through
+        the operation's batch harness in one simulator start where it has one and
+        ``backend`` is a Verilog simulator (same results and cycles), else one
+        Python-driven bench run each."""
+        return [self.run(items, backend, image, seed, stall) for items, seed, stall in batches]
+
+    def harness_args(self) -> dict:
+        """The keyword arguments of the batch harness's build that ``regress`` uses (the
+        tests use the same, so that each simulator builds it once)."""
+        return {"depth": self.harness_batch}
+
+    def repro(self, item, backend: str, mem_seed: int, image_path, stall: float,
+              seed: int) -> str:
+        """The one-line ``tilecosim`` command that runs ``item`` alone."""
+        raise NotImplementedError
+
+    # --- the simulator tests ------------------------------------------------------------
+    def cross_check(self, backend: str, harness: bool = False) -> dict:
+        """Run the operation's fixed scenario set (every mode, a fault, back-pressure) on
+        ``backend`` -- through the Python-driven bench, or with ``harness`` through the batch
+        harness with the build ``regress`` uses -- assert the golden model's results, and
+        return the cycle of every event relative to the first accept: equal on every
+        simulator and in both harnesses."""
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"<Operation {self.name}>"
