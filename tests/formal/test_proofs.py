@@ -16,8 +16,8 @@ import pytest
 from amaranth import Cat
 
 from tilecosim.flows import formal as flow
-from tilecosim.formal.proofs import PROOFS
 
+PROOFS = flow.all_proofs()
 QUICK = [p for p in PROOFS if p.quick]
 
 

@@ -124,3 +124,41 @@ def test_an_operation_refuses_a_width_its_engine_is_not_built_at():
     la = ops.get("load-align")
     assert la.at_width(128) is la
     assert ops.get("load-data-with-transpose").at_width(128).width == 128
+
+
+class _Toy(ops.Operation):
+    """A small operation of the test's own: a transpose unit, declared once."""
+    name = "toy"
+    seed_name = "Toy"
+    tops = (ops.Top("toy_top", lambda profile="finite": _square(8), "the toy's top"),)
+    tests = ("tests/hdl/test_toy.py",)
+    units = (ops.Unit("SquareTranspose", "transpose.py", ("tests/hdl/test_toy_unit.py",),
+                      area=(("toy transpose (8 rows of 64 bits)", {"max_rows": 8,
+                                                                   "line_bits": 64}),),
+                      proof="toy", proof_args={"max_rows": 8, "line_bits": 64}, quick=True),)
+
+
+def _square(rows):
+    from tilecosim.hdl.transpose import SquareTranspose
+    return SquareTranspose(max_rows=rows, line_bits=64)
+
+
+def test_an_operation_declared_once_appears_in_every_flow(monkeypatch):
+    """Registered, the toy has its Verilog, its area row, its stream-contract proof and its
+    tests first for a mutant of its unit's file -- no flow names it."""
+    from tilecosim.flows import formal, mutation, verilog
+    from tilecosim.perf import bench
+    monkeypatch.setattr(ops, "REGISTRY", ops.REGISTRY + [_Toy()])
+    assert ops.get("toy").name == "toy"
+    assert "toy_top" in [t.name for t in ops.tops()]
+    text = verilog.convert("toy_top")
+    assert "module toy_top" in text
+    assert bench.area_rows()["toy transpose (8 rows of 64 bits)"][1] == {"max_rows": 8,
+                                                                        "line_bits": 64}
+    proof = next(p for p in formal.all_proofs() if p.name == "streams-toy")
+    assert proof.unit == "SquareTranspose(max_rows=8, line_bits=64)" and proof.quick
+    assert [p.name for p in formal.select(["streams-toy"])] == ["streams-toy"]
+    assert proof.build() is not None                        # the harness elaborates
+    first = mutation.tests_of("transpose.py")
+    assert first[:1] == ["tests/hdl/test_transpose.py"]
+    assert {"tests/hdl/test_toy_unit.py", "tests/hdl/test_toy.py"} <= set(first)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tilecosim.cleanup import PENDING, stopping
 from tilecosim.formal.common import NAME_SEP
-from tilecosim.formal.proofs import PROOFS, Proof
+from tilecosim.formal.proofs import Proof
 
 __all__ = ["Outcome", "select", "run_proof", "run_all", "tools", "ToolMissing"]
 
@@ -84,15 +84,27 @@ class Outcome:
         return self.result == "proved"
 
 
+def all_proofs() -> list[Proof]:
+    """The proofs of :mod:`tilecosim.formal.proofs`, then the stream-contract proof of every
+    unit of the registry that names one (``streams-<proof>``)."""
+    from tilecosim import ops
+    from tilecosim.formal import proofs
+    streams = {u.proof: proofs.stream_contract(u.proof, u.label(), u.module, u.name,
+                                               u.environment, u.proof_args, u.quick)
+               for op in ops.REGISTRY for u in op.units if u.proof}
+    return list(proofs.PROOFS) + list(streams.values())
+
+
 def select(only: list[str] | None = None, quick: bool = False) -> list[Proof]:
+    every = all_proofs()
     if only:
-        by_name = {p.name: p for p in PROOFS}
+        by_name = {p.name: p for p in every}
         unknown = [n for n in only if n not in by_name]
         if unknown:
             raise ValueError(f"--only {','.join(unknown)}: no such proof "
                              f"(one of {', '.join(by_name)})")
         return [by_name[n] for n in only]
-    return [p for p in PROOFS if p.quick or not quick]
+    return [p for p in every if p.quick or not quick]
 
 
 def _sby_text(mode: str, depth: int) -> str:

@@ -32,15 +32,23 @@ from . import mutagen
 __all__ = ["Mutant", "MUTANTS", "ROOT", "apply", "run_mutant", "select", "run_all"]
 
 ROOT = Path(__file__).resolve().parents[2]      # the repository
-# the tests each operation of the registry names for its gateware run first
-TLOAD_TESTS = list(ops.get("tload").tests)
-L1L0_TESTS = list(ops.get("load-data-with-transpose").tests)
-ALIGN_TESTS = list(ops.get("load-align").tests)
-TILES_TESTS = list(ops.get("program").tests)
-TRANSPOSE_TESTS = ["tests/hdl/test_transpose.py"]
 # then every test of the gateware layer
 ALL_HDL_TESTS = sorted(p.relative_to(ROOT).as_posix()
                        for p in (ROOT / "tests" / "hdl").glob("test_*.py"))
+
+
+def tests_of(file: str) -> list[str]:
+    """The tests a mutant of ``file`` (under hdl/) runs first, from the registry: the unit
+    tests of the units defined in it and the comparison tests of their operations; for a
+    file no unit names, the comparison tests of the operations with units in its folder."""
+    units = [(u, op) for op in ops.REGISTRY for u in op.units]
+    mine = [(u, op) for u, op in units if u.file == file]
+    if mine:
+        found = [t for u, op in mine for t in u.tests + op.tests]
+    else:
+        folder = file.rpartition("/")[0]
+        found = [t for u, op in units if u.file.rpartition("/")[0] == folder for t in op.tests]
+    return list(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)
@@ -50,184 +58,164 @@ class Mutant:
     old: str
     new: str
     what: str
-    tests: tuple = ()    # run first
+    tests: tuple = ()    # run first (the hand-written list: tests_of(file))
     site: object = None  # a generated mutant: its mutagen.Site (applied at its position)
 
 
 MUTANTS = [
     # --- TLOAD address generator: an address off by one in each layout -----------------------
     Mutant("addr-norm", "tload/addrgen.py", "line_off.eq((q << lrl)[:log2_w]),",
-           "line_off.eq(((q << lrl) + 1)[:log2_w]),", "NORM: line offset off by one byte",
-           TLOAD_TESTS),
+           "line_off.eq(((q << lrl) + 1)[:log2_w]),", "NORM: line offset off by one byte"),
     Mutant("addr-nd2nz", "tload/addrgen.py", "rq, ax = log2_rq_major, Mux(dn, cur.log2_cols, cur.log2_rows)",
            "rq, ax = log2_rq_major, Mux(dn, cur.log2_cols, cur.log2_rows + 1)",
-           "ND2NZ: the fractal blocks' rows off by one", TLOAD_TESTS),
+           "ND2NZ: the fractal blocks' rows off by one"),
     Mutant("addr-dn2zn", "tload/addrgen.py", "rq, ax = log2_rq_major, Mux(dn, cur.log2_cols, cur.log2_rows)",
            "rq, ax = log2_rq_major, Mux(dn, cur.log2_cols + 1, cur.log2_rows)",
-           "DN2ZN: the fractal blocks' columns off by one", TLOAD_TESTS),
+           "DN2ZN: the fractal blocks' columns off by one"),
     Mutant("addr-nd2zn", "tload/addrgen.py", "minor.eq(minor_off + (jg << (cur.log2_lines + lanes))),",
-           "minor.eq(minor_off + (jg << (cur.log2_lines + lanes)) + 1),", "ND2ZN: element off by one",
-           TLOAD_TESTS),
+           "minor.eq(minor_off + (jg << (cur.log2_lines + lanes)) + 1),", "ND2ZN: element off by one"),
     Mutant("addr-dn2nz", "tload/addrgen.py", "minor.eq(minor_off + (ig << (cur.log2_lines + lanes))),",
-           "minor.eq(minor_off + (ig << (cur.log2_lines + lanes)) + 1),", "DN2NZ: element off by one",
-           TLOAD_TESTS),
+           "minor.eq(minor_off + (ig << (cur.log2_lines + lanes)) + 1),", "DN2NZ: element off by one"),
     Mutant("addr-esize", "tload/addrgen.py", "o.addr.eq(cur.base + major * cur.stride + (minor << log2_esize)),",
            "o.addr.eq(cur.base + major * cur.stride + minor),",
-           "element index not scaled by the element size", TLOAD_TESTS),
+           "element index not scaled by the element size"),
     Mutant("valid-rows", "tload/addrgen.py", 'Mux(major < cur.valid_major, span, 0))',
-           'Mux(major <= cur.valid_major, span, 0))', "one valid row/column too many",
-           TLOAD_TESTS),
+           'Mux(major <= cur.valid_major, span, 0))', "one valid row/column too many"),
     Mutant("bubble-guard", "tload/addrgen.py",
            'compatible = ~last["valid"] | same_kind | self.idle',
            "compatible = 1",
-           "no drain between direct and transposing instructions (missing bubble guard)",
-           TLOAD_TESTS),
+           "no drain between direct and transposing instructions (missing bubble guard)"),
     Mutant("fault-order", "tload/addrgen.py", "m.d.comb += self.fault.valid.eq(self.idle & ~busy)",
            "m.d.comb += self.fault.valid.eq(~busy)",
-           "a fault completes before the instructions in flight", TLOAD_TESTS),
+           "a fault completes before the instructions in flight"),
     # --- TLOAD decoder, pads, pad/merge, engine ---------------------------------------------
     Mutant("fault-code-oob", "tload/decode.py", "(out_of_bounds, FaultCode.OutOfBounds)",
            "(out_of_bounds, FaultCode.IllegalParameter)",
-           "OutOfBounds reported as IllegalParameter", TLOAD_TESTS),
+           "OutOfBounds reported as IllegalParameter"),
     Mutant("pad-bf16-max", "tload/dtype_rom.py", "5:  (1, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80),",
-           "5:  (1, 0x7F7E, 0xFF7F, 0x7F80, 0xFF80),", "wrong Max pad for BF16", TLOAD_TESTS),
+           "5:  (1, 0x7F7E, 0xFF7F, 0x7F80, 0xFF80),", "wrong Max pad for BF16"),
     Mutant("pad-hif8-neginf", "tload/dtype_rom.py", "6:  (0, 0x6E, 0xEE, 0x6F, 0xEF),",
-           "6:  (0, 0x6E, 0xEE, 0x6F, 0xEE),", "wrong -inf pad for HiF8 (ieee-inf profile)",
-           TLOAD_TESTS),
+           "6:  (0, 0x6E, 0xEE, 0x6F, 0xEE),", "wrong -inf pad for HiF8 (ieee-inf profile)"),
     Mutant("pad-byte-order", "tload/padmerge.py", "i.pattern.word_select(b % e, 8)",
-           "i.pattern.word_select((b + 1) % e, 8)", "pad pattern bytes in the wrong order",
-           TLOAD_TESTS),
+           "i.pattern.word_select((b + 1) % e, 8)", "pad pattern bytes in the wrong order"),
     Mutant("null-writes", "tload/padmerge.py", "be = Cat(i.valid[b] | ~i.null for b in range(nbytes))",
            "be = Cat(i.valid[b] | i.null for b in range(nbytes))",
-           "Null padding writes the pad, other pads do not", TLOAD_TESTS),
+           "Null padding writes the pad, other pads do not"),
     Mutant("padmerge-ready", "tload/padmerge.py",
            "m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)",
-           "m.d.comb += self.i.ready.eq(1)", "pad/merge drops its ready (ignores back-pressure)",
-           TLOAD_TESTS),
+           "m.d.comb += self.i.ready.eq(1)", "pad/merge drops its ready (ignores back-pressure)"),
     Mutant("resp-ready", "tload/engine.py", "self.resp.ready.eq(consume & head_reads)]",
-           "self.resp.ready.eq(consume)]", "a response is popped for a run that read nothing",
-           TLOAD_TESTS),
+           "self.resp.ready.eq(consume)]", "a response is popped for a run that read nothing"),
     Mutant("keep-mask", "tload/engine.py", 'keep = _byte_mask(m, head.read_bytes, "keep", W)',
            'keep = _byte_mask(m, head.read_bytes + 1, "keep", W)',
-           "one byte past the run taken from the response", TLOAD_TESTS),
+           "one byte past the run taken from the response"),
     Mutant("chunk-step", "tload/engine.py",
            "p.meta.eq(Cat(cm.tile, (cm.line + (c << cm.log2_step))[:13],",
            "p.meta.eq(Cat(cm.tile, (cm.line + c)[:13],",
-           "W > 32: the chunk transposer's columns written to consecutive lines", TLOAD_TESTS),
+           "W > 32: the chunk transposer's columns written to consecutive lines"),
     Mutant("stack-odd-rows", "tload/decode.py", "& ((valid_major & ((1 << g) - 1)) == 0))",
-           ")", "rows read G at a time though the valid rows are not a multiple of G",
-           ["tests/hdl/test_addrgen.py"] + TLOAD_TESTS),
+           ")", "rows read G at a time though the valid rows are not a multiple of G"),
     Mutant("stack-row-step", "tload/addrgen.py",
            "a.eq((q & _mask(log2_rq)) << cur.log2_stack),\n                             major0.eq(fi",
            "a.eq(q & _mask(log2_rq)),\n                             major0.eq(fi",
-           "ND2ZN: stacked runs step one source row instead of G", TLOAD_TESTS),
+           "ND2ZN: stacked runs step one source row instead of G"),
     Mutant("chunk-pair-order", "tload/engine.py",
            "order = [(k % 2) * 2 + k // 2 for k in range(P)] if chunk.paired else list(range(P))",
            "order = list(range(P))",
-           "W = 128: a stacked chunk run's fractal lines not paired before the chunk transposer",
-           TLOAD_TESTS),
+           "W = 128: a stacked chunk run's fractal lines not paired before the chunk transposer"),
     Mutant("lane-valid", "tload/engine.py",
            "p.valid.eq(Cat(Mux(first + j < g.valid_lines, av, 0) for j in range(P))),",
            "p.valid.eq(Cat(Mux(first < g.valid_lines, av, 0) for j in range(P))),",
-           "W > 32: every transpose lane takes lane 0's valid columns", TLOAD_TESTS),
+           "W > 32: every transpose lane takes lane 0's valid columns"),
     # --- transpose unit ------------------------------------------------------------------------
     Mutant("nibble-order", "transpose.py", "m.d.comb += out.eq(Cat(self.rows[b].word_select(t, e)",
            "m.d.comb += out.eq(Cat(self.rows[b].word_select(t ^ (e == 4), e)",
-           "b4: the two nibbles of a byte swapped on read", TRANSPOSE_TESTS + L1L0_TESTS),
+           "b4: the two nibbles of a byte swapped on read"),
     Mutant("slot-free", "transpose.py", "slot_free = (~r_full | (w_slot < r_slot)",
            "slot_free = (~r_full | (w_slot <= r_slot)",
-           "a slot overwritten while it is still to be read", TRANSPOSE_TESTS),
+           "a slot overwritten while it is still to be read"),
     # --- L1 -> L0 engine -------------------------------------------------------------------------
     Mutant("ldt-fault-align", "l1l0/engine.py", "(misaligned, FaultCode.Alignment)",
-           "(misaligned, FaultCode.OutOfBounds)", "Alignment reported as OutOfBounds",
-           L1L0_TESTS),
+           "(misaligned, FaultCode.OutOfBounds)", "Alignment reported as OutOfBounds"),
     Mutant("ldt-second-fractal", "l1l0/engine.py",
            "m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * frac) + j * frac)",
            "m.d.comb += frac_addr.eq(cur.src + sq_index * (c_nfrac * frac))",
-           "V1: every fractal of a square read from the first", L1L0_TESTS),
+           "V1: every fractal of a square read from the first"),
     Mutant("ldt-src-frac-gap", "l1l0/engine.py",
            "frac_addr.eq(cur.src + (sq_index + j * (cur.src_frac_gap[:16] + 1)) * frac)",
            "frac_addr.eq(cur.src + (sq_index + j * cur.src_frac_gap[:16]) * frac)",
-           "V2: srcFracGap off by one", L1L0_TESTS),
+           "V2: srcFracGap off by one"),
     Mutant("ldt-addr-mode", "l1l0/engine.py",
            "c_step = Mux(cur.addr_mode, -cur.src_stride[:16], cur.src_stride[:16])",
-           "c_step = cur.src_stride[:16]", "addrMode ignored (squares always ascend)",
-           L1L0_TESTS),
+           "c_step = cur.src_stride[:16]", "addrMode ignored (squares always ascend)"),
     Mutant("ldt-b32-order", "l1l0/engine.py",
            "g.dst_base + g.quarter[1] * g.frac_step + Cat(line[:3], g.quarter[0]) * 32",
            "g.dst_base + g.quarter[0] * g.frac_step + Cat(line[:3], g.quarter[1]) * 32",
-           "b32: the four 8x8 sub-squares placed in the wrong order", L1L0_TESTS),
+           "b32: the four 8x8 sub-squares placed in the wrong order"),
     Mutant("ldt-lane-lines", "l1l0/engine.py", "m.d.comb += line.eq(tr.o.payload.index * P)",
            "m.d.comb += line.eq(tr.o.payload.index)",
-           "W > 32: the lanes' P lines written one line apart instead of P", L1L0_TESTS),
+           "W > 32: the lanes' P lines written one line apart instead of P"),
     Mutant("lane-columns", "transpose.py", "data.word_select((g * U + s) * C + p + P * j, e)",
            "data.word_select((g * U + s) * C + p * (C // P) + j, e)",
-           "W > 32: each transpose lane takes adjacent columns, not every P-th",
-           L1L0_TESTS + TLOAD_TESTS),
+           "W > 32: each transpose lane takes adjacent columns, not every P-th"),
     # --- LoadAlign / StoreAlign ------------------------------------------------------------------
     Mutant("align-addr-reg", "align/common.py", "m.d.comb += ea.eq(Mux(is_reg, addr + scaled, addr))",
-           "m.d.comb += ea.eq(addr)", "AddrReg offset ignored", ALIGN_TESTS),
+           "m.d.comb += ea.eq(addr)", "AddrReg offset ignored"),
     Mutant("align-oob", "align/common.py", "oob = (ea < 0) | (ea + nbytes > ub_size)",
-           "oob = (ea < 0) | (ea + nbytes > ub_size + 1)", "UB bound off by one", ALIGN_TESTS),
+           "oob = (ea < 0) | (ea + nbytes > ub_size + 1)", "UB bound off by one"),
     Mutant("align-post-update", "align/common.py",
            "m.d.comb += nxt.eq(Mux(is_post, addr + scaled, addr))",
            "m.d.comb += nxt.eq(Mux(is_post, addr + value, addr))",
-           "PostUpdate stride not scaled by sizeof(T)", ALIGN_TESTS),
+           "PostUpdate stride not scaled by sizeof(T)"),
     Mutant("store-mask", "align/store.py",
            "bes.append(Const(1) if lane is None else op.mask[lane])", "bes.append(Const(1))",
-           "StoreAlign ignores the mask", ALIGN_TESTS),
+           "StoreAlign ignores the mask"),
     Mutant("store-fault-writes", "align/store.py",
            "self.ub_wen.eq(ok), self.ub_waddr.eq(ea[:32]),",
-           "self.ub_wen.eq(1), self.ub_waddr.eq(ea[:32]),", "a faulting StoreAlign writes UB",
-           ALIGN_TESTS),
+           "self.ub_wen.eq(1), self.ub_waddr.eq(ea[:32]),", "a faulting StoreAlign writes UB"),
     # --- the tile system: register file, elementwise unit, issue ------------------------------
     Mutant("tiles-reuse", "tiles/system.py",
            "rf.release.eq(Cat(~p.src[0].reuse, ~p.src[1].reuse))",
-           "rf.release.eq(Cat(1, 1))", ".reuse ignored: every source released", TILES_TESTS),
+           "rf.release.eq(Cat(1, 1))", ".reuse ignored: every source released"),
     Mutant("tiles-relative-index", "tiles/regfile.py",
            "m.d.comb += slot.eq(r.head - name.index)",
            "m.d.comb += slot.eq(r.head - name.index - 1)", "Q#k resolves to the register "
-           "allocated before it", TILES_TESTS),
+           "allocated before it"),
     Mutant("tiles-ring", "tiles/regfile.py",
            "ok.append(~used | ((q < NQUEUES) & ~live.bit_select(slot, 1)))",
            "ok.append(~used | (q < NQUEUES))", "the ring rule unchecked: an allocation over "
-           "a live Q#16 (a full queue among them) goes ahead", TILES_TESTS),
+           "a live Q#16 (a full queue among them) goes ahead"),
     Mutant("tiles-ring-outputs", "tiles/regfile.py",
            "ok.append(~used | ((q < NQUEUES) & ~live.bit_select(slot, 1)))",
            "ok.append(~used | ((q < NQUEUES) & (Const(k > 0) | ~live.bit_select(slot, 1))))",
            "only DstTile0's slot is checked: the later outputs of a TLOAD go over live "
-           "registers", TILES_TESTS),
+           "registers"),
     Mutant("tiles-output-slots", "tiles/regfile.py",
            "m.d.comb += [slot.eq(nxt[j]), live.eq(ring[j].live)]",
            "m.d.comb += [slot.eq(ring[j].head), live.eq(ring[j].live)]",
-           "every output of a TLOAD into one queue takes the same slot", TILES_TESTS),
+           "every output of a TLOAD into one queue takes the same slot"),
     Mutant("tiles-never-written", "tiles/regfile.py",
            "r.wrapped.eq(r.wrapped | (heads[q] < r.head))", "r.wrapped.eq(r.wrapped)",
            "a queue never wraps: a released name past 16 allocations reads as never "
-           "written", TILES_TESTS),
+           "written"),
     Mutant("tiles-slot-freed", "tiles/regfile.py",
            "r.live.eq(r.live & ~freed[0] & ~freed[1] | taken)", "r.live.eq(r.live | taken)",
-           "a released register's slot is never freed", TILES_TESTS),
+           "a released register's slot is never freed"),
     Mutant("tiles-veto", "tiles/system.py", "eng.veto.eq(~rf.alloc_ok)]", "eng.veto.eq(0)]",
-           "a TLOAD into a full queue is not vetoed", TILES_TESTS),
+           "a TLOAD into a full queue is not vetoed"),
     Mutant("tiles-tsub", "tiles/elementwise.py", "m.d.comb += s.eq(a - b)",
-           "m.d.comb += s.eq(b - a)", "TSUB subtracts the wrong way round", TILES_TESTS),
+           "m.d.comb += s.eq(b - a)", "TSUB subtracts the wrong way round"),
     Mutant("tiles-shape-check", "tiles/system.py", "(differ, FaultCode.IllegalParameter),",
            "(Const(0), FaultCode.IllegalParameter),",
-           "TADD of sources of different shapes not faulted", TILES_TESTS),
+           "TADD of sources of different shapes not faulted"),
     Mutant("tiles-wait", "tiles/system.py",
            "with m.If(pend.valid & ~is_tload & (outstanding == 0)):",
            "with m.If(pend.valid & ~is_tload):",
-           "TADD/TSUB does not wait for the TLOADs before it", TILES_TESTS),
+           "TADD/TSUB does not wait for the TLOADs before it"),
     Mutant("tiles-write-map", "tiles/system.py", "with m.If(count + 1 == head.beats):",
            "with m.If(count == head.beats):",
-           "an instruction's slots are kept one write too long", TILES_TESTS),
+           "an instruction's slots are kept one write too long"),
 ]
-
-
-#: the tests a generated mutant of a file runs first (then every gateware test)
-TESTS_BY_FOLDER = {"tload": TLOAD_TESTS, "l1l0": L1L0_TESTS, "align": ALIGN_TESTS,
-                   "tiles": TILES_TESTS}
 
 
 def generated(count: int, seed: int) -> list[Mutant]:
@@ -235,11 +223,8 @@ def generated(count: int, seed: int) -> list[Mutant]:
     (:mod:`.mutagen`)."""
     out = []
     for site in mutagen.sample(ROOT / "hdl", count, seed):
-        folder = site.file.split("/")[0]
-        first = TESTS_BY_FOLDER.get(folder, TRANSPOSE_TESTS + TLOAD_TESTS
-                                    if site.file == "transpose.py" else [])
-        out.append(Mutant(site.id, site.file, site.old, site.new, site.what, tuple(first),
-                          site=site))
+        out.append(Mutant(site.id, site.file, site.old, site.new, site.what,
+                          tuple(tests_of(site.file)), site=site))
     return out
 
 
@@ -293,7 +278,8 @@ def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800) -> dict:
                                   capture_output=True, text=True).stdout.strip()
         if not imported.startswith(str(Path(tmp).resolve())) and not imported.startswith(tmp):
             raise RuntimeError(f"the mutated copy is not the one imported ({imported})")
-        for files in (list(mutant.tests), [f for f in ALL_HDL_TESTS if f not in mutant.tests]):
+        first = list(mutant.tests) or tests_of(mutant.file)
+        for files in (first, [f for f in ALL_HDL_TESTS if f not in first]):
             if not files:
                 continue
             code, by = _pytest(files, Path(tmp), jobs, timeout)

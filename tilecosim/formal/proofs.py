@@ -1,6 +1,8 @@
 """The list of proofs: what each proves, how (``bmc`` to a depth, or ``prove``: k-induction,
 which holds for every depth), and whether it is quick enough for ``make test`` (a minute or
-less on one core); ``make formal`` runs them all."""
+less on one core); ``make formal`` runs them all.  The stream-contract proofs of the units
+are made from the registry of operations (:func:`stream_contract`,
+:func:`tilecosim.flows.formal.all_proofs`)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Callable
 
 from .common import Harness
 
-__all__ = ["Proof", "PROOFS"]
+__all__ = ["Proof", "PROOFS", "stream_contract"]
 
 
 @dataclass(frozen=True)
@@ -31,17 +33,21 @@ def _transpose(line_bits, sizes):
     return build
 
 
-def _contract(unit: str, environment=None, **params):
-    """The stream proof of the gateware Component ``unit`` ("tload.engine.TLoadEngine", under
-    tilecosim.hdl), imported only when the proof is built."""
+def stream_contract(name: str, label: str, module: str, cls: str, environment: str | None,
+                    params: dict, quick: bool) -> Proof:
+    """The proof ``streams-<name>`` that the gateware Component ``cls`` of ``module`` (built
+    as ``cls(**params)``, imported only when the proof is built) keeps the stream contract,
+    under the assumptions ``environment`` of :mod:`.streams`.  The flows make one for each
+    unit of the registry of operations that names a proof."""
     def build():
         import importlib
         from . import streams
-        module, name = unit.rsplit(".", 1)
-        make = getattr(importlib.import_module(f"tilecosim.hdl.{module}"), name)
+        make = getattr(importlib.import_module(module), cls)
         return streams.stream_contract(make(**params),
                                        environment and getattr(streams, environment))
-    return build
+    return Proof(f"streams-{name}", label, "every output stream keeps the valid/ready contract, "
+                 "is idle after reset until an input is offered", build, "bmc", 8,
+                 cover_depth=20, quick=quick)
 
 
 def _align(which):
@@ -89,18 +95,4 @@ PROOFS: list[Proof] = [
     Proof("store-align-modes", "StoreAlignUnit(vl=64)",
           "any UB byte of any op's write, and its enable, is what its mode names (D12)",
           _align("store"), "bmc", 6, cover_depth=6, quick=True),
-    *(Proof(f"streams-{name}", unit.split(".")[-1] + ("(vl=64)" if "align" in name else ""),
-            "every output stream keeps the valid/ready contract, is idle after reset until an "
-            "input is offered", _contract(unit, env, **({"vl": 64} if "align" in name else {})),
-            "bmc", 8, cover_depth=20, quick=quick)
-      for name, unit, env, quick in (
-          ("tload", "tload.engine.TLoadEngine", None, False),
-          ("l1l0", "l1l0.engine.L1L0Engine", None, False),
-          ("load-align", "align.load.LoadAlignUnit", None, True),
-          ("store-align", "align.store.StoreAlignUnit", None, True),
-          ("system", "tiles.system.TileSystem", None, False),
-          ("decoder", "tload.decode.TLoadDecoder", None, True),
-          ("addrgen", "tload.addrgen.FractalAddressGenerator", "addrgen_environment", True),
-          ("padmerge", "tload.padmerge.PadMerge", None, True),
-          ("records", "tiles.records.RecordAssembler", None, True))),
 ]

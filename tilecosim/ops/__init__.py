@@ -12,14 +12,14 @@ module here with a subclass of :class:`~tilecosim.ops.base.Operation`, and one l
 
 from __future__ import annotations
 
-from .base import Operation, Outcome, Top
+from .base import Operation, Outcome, Top, Unit
 from .load_align import LoadAlign
 from .load_data_with_transpose import LoadDataWithTranspose
 from .program import Program
 from .store_align import StoreAlign
 from .tload import TLoad
 
-__all__ = ["Top", "Outcome", "Operation", "REGISTRY", "get", "names", "regress_names",
+__all__ = ["Top", "Unit", "Outcome", "Operation", "REGISTRY", "get", "names", "regress_names",
            "regress_default_names", "tops",
            "top"]
 

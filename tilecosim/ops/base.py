@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["Top", "Outcome", "Operation"]
+__all__ = ["Top", "Unit", "Outcome", "Operation"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,9 @@ class Operation:
     tops: tuple[Top, ...] = ()
     #: the comparison tests of its gateware (the mutation runner runs them first)
     tests: tuple[str, ...] = ()
+    #: its gateware units that the area table, the stream-contract proofs and the mutation
+    #: runner take one by one (:class:`Unit`)
+    units: tuple["Unit", ...] = ()
     #: does ``tilecosim regress`` draw scenarios of it?
     regress: bool = False
     #: ... when ``--ops`` is not given?  (False: only when named, e.g. ``--ops program``)
@@ -129,3 +132,38 @@ class Operation:
 
     def __repr__(self):
         return f"<Operation {self.name}>"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A gateware unit of an operation, as the flows that take a unit on its own see it: the
+    class ``name`` of the file ``file`` under ``hdl/`` (imported only when built).
+
+    ``tests`` are its own unit tests (the mutation runner runs them, then the operation's,
+    first on a mutant of its file); ``area`` the rows of the area table, ``(label,
+    keyword arguments)``; ``proof`` the name of its stream-contract proof (``formal --only
+    streams-<proof>``; None: none), proved on ``cls(**proof_args)`` under the assumptions
+    ``environment`` of :mod:`tilecosim.formal.streams` (None: any input), to depth 8;
+    ``quick``: the proof takes a minute or less (``make test`` runs it)."""
+    name: str
+    file: str
+    tests: tuple[str, ...] = ()
+    area: tuple[tuple[str, dict], ...] = ()
+    proof: str | None = None
+    proof_args: dict = field(default_factory=dict)
+    environment: str | None = None
+    quick: bool = False
+
+    @property
+    def module(self) -> str:
+        """``tilecosim.hdl.tload.engine`` for ``tload/engine.py``."""
+        return "tilecosim.hdl." + self.file.removesuffix(".py").replace("/", ".")
+
+    def cls(self):
+        import importlib
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def label(self) -> str:
+        """``LoadAlignUnit(vl=64)``: the instance its proof takes."""
+        args = ", ".join(f"{k}={v}" for k, v in self.proof_args.items())
+        return f"{self.name}({args})" if args else self.name

@@ -24,7 +24,7 @@ from tilecosim.model.faults import Fault, FaultKind
 from tilecosim.model.load_align import WIDTHS, Addressing, LoadDist, load_align
 from tilecosim.sim.benches.align import AlignCase
 
-from .base import Operation, Outcome, Top
+from .base import Operation, Outcome, Top, Unit
 
 __all__ = ["LoadAlign", "la_bins", "la_legal", "random_addressing", "random_address",
            "random_load_case", "VL"]
@@ -97,6 +97,8 @@ class LoadAlign(Operation):
     seed_name = "LoadAlign"
     tops = (Top("load_align_unit", _unit, "LoadAlign unit, VL = 256"),)
     tests = ("tests/hdl/test_align.py", "tests/hdl/test_kernels.py")
+    units = (Unit("LoadAlignUnit", "align/load.py", area=(("load_align_unit (VL = 256)", {}),),
+                  proof="load-align", proof_args={"vl": 64}, quick=True),)
     regress = True
     batch = {"amaranth": 40, "verilog": 120}
     harness_batch = 256

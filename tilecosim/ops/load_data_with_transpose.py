@@ -28,7 +28,7 @@ from tilecosim.model.load_data import (LDT_DTYPES, SQUARES, V2_DTYPES,
                                        LoadData2dTransposeParamsV2 as V2, plan_ldt)
 from tilecosim.sim.benches.load_data_with_transpose import LdtCall
 
-from .base import Operation, Outcome, Top
+from .base import Operation, Outcome, Top, Unit
 
 __all__ = ["LoadDataWithTranspose", "ldt_bins", "random_ldt_call"]
 
@@ -109,6 +109,12 @@ class LoadDataWithTranspose(Operation):
             Top("l1l0_engine_w128", _engine(128),
                 "L1 -> L0 engine (LoadDataWithTranspose), W = 128"))
     tests = ("tests/hdl/test_l1l0.py",)
+    units = (Unit("L1L0Engine", "l1l0/engine.py",
+                  area=(("l1l0_engine (W = 32)", {}), ("l1l0_engine (W = 64)", {"width": 64}),
+                        ("l1l0_engine (W = 128)", {"width": 128})), proof="l1l0"),
+             Unit("SquareTranspose", "transpose.py", ("tests/hdl/test_transpose.py",),
+                  area=(("square_transpose (b4..b64, in the L1->L0 engine)",
+                         {"max_rows": 64}),)))
     regress = True
     widths = (32, 64, 128)          # its L1 read and L0 write ports are W bytes wide
     batch = {"amaranth": 10, "verilog": 24}

@@ -37,7 +37,7 @@ from tilecosim.model.scenarios import INT_TYPES, PROGRAM_FAULTS, random_program
 from tilecosim.model.tiles import QUEUE_DEPTH
 from tilecosim.model.tload import TILE_QUEUES, TLoadLayout
 
-from .base import Operation, Outcome, Top
+from .base import Operation, Outcome, Top, Unit
 from .tload import is_far
 
 __all__ = ["Program", "ProgramItem", "program_bins", "fault_kind", "MEM_SIZE"]
@@ -140,6 +140,11 @@ class Program(Operation):
     seed_name = "tile system"
     tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TADD/TSUB, W = 32"),)
     tests = ("tests/hdl/test_tiles.py",)
+    # (the tile system's area is the bench's tiles part: system, register file, ALU)
+    units = (Unit("TileSystem", "tiles/system.py", proof="system"),
+             Unit("RecordAssembler", "tiles/records.py", proof="records", quick=True),
+             Unit("TileRegisterFile", "tiles/regfile.py"),
+             Unit("ElementwiseALU", "tiles/elementwise.py"))
     regress = True
     widths = (32, 64, 128)
     regress_default = False         # whole programs are slow: regress --ops program

@@ -11,7 +11,7 @@ import random
 from tilecosim.model.load_align import WIDTHS, StoreDist
 from tilecosim.sim.benches.align import StoreCase
 
-from .base import Operation, Top
+from .base import Operation, Top, Unit
 from .load_align import UB_SIZE, VL, random_address, random_addressing
 
 __all__ = ["StoreAlign", "random_store_case"]
@@ -39,6 +39,8 @@ class StoreAlign(Operation):
     seed_name = "StoreAlign"
     tops = (Top("store_align_unit", _unit, "StoreAlign unit, VL = 256"),)
     tests = ("tests/hdl/test_align.py", "tests/hdl/test_kernels.py")
+    units = (Unit("StoreAlignUnit", "align/store.py", area=(("store_align_unit (VL = 256)", {}),),
+                  proof="store-align", proof_args={"vl": 64}, quick=True),)
     harness_batch = 256
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:

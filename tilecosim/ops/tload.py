@@ -22,7 +22,7 @@ from tilecosim.model.faults import Fault, FaultKind
 from tilecosim.model.scenarios import random_tload
 from tilecosim.model.tload import TLoadLayout, TLoadParams, plan
 
-from .base import Operation, Outcome, Top
+from .base import Operation, Outcome, Top, Unit
 
 __all__ = ["TLoad", "esize_name", "tload_bins"]
 
@@ -108,6 +108,24 @@ class TLoad(Operation):
             Top("tload_engine_w128", _engine(128), "TLOAD engine, W = 128"),
             Top("square_transpose", _transpose, "transpose unit"))
     tests = ("tests/hdl/test_tload.py",)
+    units = (Unit("TLoadEngine", "tload/engine.py",
+                  area=(("tload_engine (W = 32)", {"width": 32}),
+                        ("tload_engine (W = 64)", {"width": 64}),
+                        ("tload_engine (W = 128)", {"width": 128})), proof="tload"),
+             Unit("TLoadDecoder", "tload/decode.py", ("tests/hdl/test_decode.py",),
+                  proof="decoder", quick=True),
+             Unit("FractalAddressGenerator", "tload/addrgen.py", ("tests/hdl/test_addrgen.py",),
+                  proof="addrgen", environment="addrgen_environment", quick=True),
+             Unit("PadMerge", "tload/padmerge.py", ("tests/hdl/test_padmerge.py",),
+                  proof="padmerge", quick=True),
+             Unit("CompletionQueue", "completion.py", ("tests/hdl/test_completion.py",)),
+             Unit("SquareTranspose", "transpose.py", ("tests/hdl/test_transpose.py",),
+                  area=(("square_transpose (b8..b64, in both TLOAD engines)", {}),)),
+             Unit("ChunkTranspose", "transpose.py", ("tests/hdl/test_transpose.py",),
+                  area=(("chunk_transpose (W = 64, in the W = 64 TLOAD engine)",
+                         {"width": 64}),
+                        ("chunk_transpose (W = 128, in the W = 128 TLOAD engine)",
+                         {"width": 128}))))
     regress = True
     batch = {"amaranth": 8, "verilog": 24}
     harness_batch = 64

@@ -115,37 +115,19 @@ def _timed(fn, *args):
     return time.perf_counter() - t0
 
 
-def _area(top):
+def area_rows() -> dict:
+    """The rows of the area table, from the registry: every ``area`` row of every unit of
+    every operation, label -> (unit, keyword arguments), in the registry's order."""
+    from tilecosim import ops
+    return {label: (unit, kwargs) for op in ops.REGISTRY for unit in op.units
+            for label, kwargs in unit.area}
+
+
+def _area(label):
     from tilecosim.perf.tload import area
-    from tilecosim.hdl.l1l0.engine import L1L0Engine
-    from tilecosim.hdl.align.load import LoadAlignUnit
-    from tilecosim.hdl.align.store import StoreAlignUnit
-    from tilecosim.hdl.tload.engine import TLoadEngine
-    from tilecosim.hdl.transpose import SquareTranspose
-    from tilecosim.hdl.transpose import ChunkTranspose
-    make = {"tload_engine (W = 32)": lambda: TLoadEngine(width=32),
-            "tload_engine (W = 64)": lambda: TLoadEngine(width=64),
-            "tload_engine (W = 128)": lambda: TLoadEngine(width=128),
-            "chunk_transpose (W = 64, in the W = 64 TLOAD engine)": lambda: ChunkTranspose(64),
-            "chunk_transpose (W = 128, in the W = 128 TLOAD engine)": lambda: ChunkTranspose(128),
-            "square_transpose (b8..b64, in both TLOAD engines)": SquareTranspose,
-            "square_transpose (b4..b64, in the L1->L0 engine)": lambda: SquareTranspose(max_rows=64),
-            "l1l0_engine (W = 32)": L1L0Engine,
-            "l1l0_engine (W = 64)": lambda: L1L0Engine(width=64),
-            "l1l0_engine (W = 128)": lambda: L1L0Engine(width=128),
-            "load_align_unit (VL = 256)": LoadAlignUnit,
-            "store_align_unit (VL = 256)": StoreAlignUnit}[top]
-    a = area(make(), "top")
-    return {"top": top, "cells": a["cells"], "flip_flops": a["flip_flops"]}
-
-
-AREA_TOPS = ["tload_engine (W = 32)", "tload_engine (W = 64)", "tload_engine (W = 128)",
-             "chunk_transpose (W = 64, in the W = 64 TLOAD engine)",
-             "chunk_transpose (W = 128, in the W = 128 TLOAD engine)",
-             "square_transpose (b8..b64, in both TLOAD engines)",
-             "square_transpose (b4..b64, in the L1->L0 engine)", "l1l0_engine (W = 32)",
-             "l1l0_engine (W = 64)", "l1l0_engine (W = 128)",
-             "load_align_unit (VL = 256)", "store_align_unit (VL = 256)"]
+    unit, kwargs = area_rows()[label]
+    a = area(unit.cls()(**kwargs), "top")
+    return {"top": label, "cells": a["cells"], "flip_flops": a["flip_flops"]}
 
 
 #: the parts of the run, in the order of the report
@@ -200,7 +182,7 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
     if "golden" in parts:
         tasks.append(("golden", _golden, ()))
     if area and "area" in parts:
-        tasks += [("area", _area, (t,)) for t in AREA_TOPS]
+        tasks += [("area", _area, (t,)) for t in area_rows()]
     # the slow ones first, so the pool ends together
     order = {"area": 0, "tiles_area": 0, "regress": 1, "speed": 1, "golden": 2, "l1l0": 3,
              "tiles_stream": 3, "tiles_tadd": 3, "tload": 4, "tload_stream": 4,
