@@ -75,13 +75,19 @@ class _FailsToLoad:
         return (int, ("x",))
 
 
-def test_a_bench_that_leaves_no_result_is_a_bench_error_naming_the_log():
+def test_a_bench_that_leaves_no_result_is_a_bench_error_naming_the_log(tmp_path, monkeypatch):
+    """The log the message names is kept in $TILECOSIM_LOG_DIR (default build/logs) and
+    holds the bench's error; the run's temporary folder is gone."""
     from cocotb_tests.simulators import need
     from tilecosim import ops
     from tilecosim.sim.benches.program import program_setup
     from tilecosim.sim.runner import BenchError, run_bench
     need("icarus")
+    monkeypatch.setenv("TILECOSIM_LOG_DIR", str(tmp_path / "logs"))
     make = ops.top("load_align_unit").make
-    with pytest.raises(BenchError, match=r"icarus .*\(log: .*test\.log\)"):
+    with pytest.raises(BenchError, match=r"icarus .*\(log: .*\.log\)") as e:
         run_bench("icarus", make, "load_align_unit", program_setup, (_FailsToLoad(),),
                   key="load_align_unit")
+    log = Path(str(e.value).split("(log: ")[1].rstrip(")"))
+    assert log.parent == tmp_path / "logs" and log.name.startswith("load_align_unit-icarus")
+    assert "invalid literal for int()" in log.read_text()
