@@ -30,6 +30,16 @@ __all__ = ["CompletionQueue"]
 
 
 class CompletionQueue(wiring.Component):
+    """The completions of an engine, in instruction order (see the module for the ports).
+
+    Parameters
+    ----------
+    depth : int
+        Completions held on ``done`` under back-pressure (>= 1).
+    max_in_flight : int
+        Instructions that may have started and not finished (>= 1); sizes the counter.
+    """
+
     def __init__(self, depth: int = 4, max_in_flight: int = 63):
         check_at_least("depth", depth, 1, "completions")
         check_at_least("max_in_flight", max_in_flight, 1, "instructions")

@@ -173,3 +173,11 @@ def test_no_method_in_the_gateware_is_longer_than_80_lines():
                 if n > 80:
                     long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} {n} lines")
     assert long == []
+
+
+def test_every_gateware_class_has_a_docstring():
+    missing = [f"{p.relative_to(ROOT)}:{n.lineno} {n.name}"
+               for p in (ROOT / "hdl").rglob("*.py")
+               for n in ast.parse(p.read_text()).body
+               if isinstance(n, ast.ClassDef) and not ast.get_docstring(n)]
+    assert missing == []

@@ -41,6 +41,8 @@ class _ModeProperties:
 
 
 class LoadDist(_ModeProperties, enum.Enum, shape=5):
+    """The LoadAlign distribution mode on the ``dist`` field of an op: the Ascend C
+    ``LoadDist`` numbers (D12), asserted equal to the model's below."""
     DIST_NORM = 0
     DIST_BRC_B8 = 1
     DIST_BRC_B16 = 2
@@ -66,6 +68,7 @@ class LoadDist(_ModeProperties, enum.Enum, shape=5):
 
 
 class StoreDist(_ModeProperties, enum.Enum, shape=5):
+    """The StoreAlign distribution mode: the Ascend C ``StoreDist`` numbers (D12)."""
     DIST_NORM_B8 = 0
     DIST_NORM_B16 = 1
     DIST_NORM_B32 = 2
@@ -92,6 +95,8 @@ assert {d.name: d.value for d in StoreDist} == {d.name: int(d) for d in _model.S
 
 
 class Addressing(enum.Enum, shape=2):
+    """How an op's address is formed: as given, then ``addr += stride`` (PostUpdate), or
+    ``addr + offset`` (AddrReg); stride and offset count elements (D11)."""
     PLAIN = 0
     POST_UPDATE = 1
     ADDR_REG = 2

@@ -61,6 +61,7 @@ __all__ = ["TileSystem"]
 
 
 class _EW(enum.Enum, shape=2):
+    """The state of the element-wise instruction in flight: none, streaming, completing."""
     IDLE = 0
     RUN = 1
     DONE = 2

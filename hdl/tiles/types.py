@@ -44,6 +44,8 @@ TILE_LAYOUT_CODES = {"ND": 0, "NZ": 1, "ZN": 2}
 
 
 class RecordKind(enum.Enum, shape=4):
+    """The kind of a block-template record (D9): the header of a TLOAD (BSTART_TMA) or of a
+    TADD/TSUB (BSTART_TEW), then its B.* records."""
     BSTART_TMA = 0
     BSTART_TEW = 1
     B_DATR = 2
@@ -55,6 +57,7 @@ class RecordKind(enum.Enum, shape=4):
 
 
 class Opcode(enum.Enum, shape=2):
+    """The instruction an assembled block is."""
     TLOAD = 0
     TADD = 1
     TSUB = 2

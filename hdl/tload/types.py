@@ -17,6 +17,8 @@ MAX_OUTPUTS = 8
 
 
 class TLoadLayout(enum.Enum, shape=3):
+    """A TLOAD's layout selector on the ports: the Linx TMA format numbers (D9), with the
+    model's properties of each layout."""
     NORM = 0
     ND2NZ = 1
     ND2ZN = 2
@@ -52,6 +54,7 @@ class TLoadLayout(enum.Enum, shape=3):
 
 
 class PadValue(enum.Enum, shape=2):
+    """The pad selector: the B.DATR field's numbers (D9); values per type in D5."""
     Zero = 0
     Max = 1
     Min = 2
@@ -64,6 +67,7 @@ assert {x.name: x.value for x in PadValue} == {x.name: int(x) for x in _dtypes.P
 
 
 class TileQueue(enum.Enum, shape=3):
+    """The queue a tile register belongs to; TLOAD may write T, U, M and N only (D7)."""
     T = 0
     U = 1
     M = 2
