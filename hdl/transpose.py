@@ -55,8 +55,17 @@ TransposeLine = line_layout()
 class _Transpose(wiring.Component):
     """The interface both transpose units share (see module doc).
 
-    ``line_bits`` is the width of a row and a column (256 in both engines; the formal proofs
-    also build 64-bit instances of the same code, whose squares are 8x8 b8 .. 1x1 b64)."""
+    Parameters
+    ----------
+    max_rows : int
+        The rows of the largest square: line_bits/8 takes b8..b64, line_bits/4 adds b4,
+        line_bits/16 (with ``widest`` 128) takes b16..b128.
+    line_bits : int
+        The width of a row and a column: 256 in both engines; the formal proofs also build
+        64-bit instances of the same code, whose squares are 8x8 b8 .. 1x1 b64.
+    widest : int
+        The widest element in bits, 64 or 128.
+    """
 
     def __init__(self, max_rows: int = 32, line_bits: int = LINE_BITS, widest: int = 64):
         check_choice("line_bits", line_bits, (64, 128, 256))
@@ -249,6 +258,11 @@ class ChunkTranspose(_Alternating, wiring.Component):
     ``log2_pair`` 1 a square is P/2 rows of P/2 super-chunks of two chunks each: column c is
     super-chunk c of its rows (a row's chunks 2c and 2c+1, then the next row's).  Latency: the
     first column leaves one cycle after the square's last row enters.
+
+    Parameters
+    ----------
+    width : int
+        W, the bytes of a row: 64 or 128 (P = 2 or 4).
     """
 
     def __init__(self, width: int = 64):

@@ -108,8 +108,14 @@ def check_ub_size(ub_size: int) -> None:
 
 
 class AlignUnit(wiring.Component):
-    """What both units take: the vector length ``vl`` (a power of two of at least 64 bytes)
-    and the bytes of UB, checked before the ports (``ports(vl)``) are made."""
+    """What both align units take, checked before the ports (``ports(vl)``) are made.
+
+    Parameters
+    ----------
+    vl : int
+        The vector length in bytes: a power of two of at least 64 (256 on the hardware).
+    ub_size : int
+        The bytes of UB; a read or write past it faults OutOfBounds."""
 
     def __init__(self, vl: int = 256, ub_size: int = 256 * 1024):
         check_vector_length(vl)

@@ -64,8 +64,16 @@ Square = data.StructLayout({"dst_base": 48, "frac_step": 32, "quarter": 2, "b32"
 
 
 class L1L0Engine(wiring.Component):
-    """LoadDataWithTranspose engine (see module doc).  ``width``: bytes per L1 read and L0
-    write (32, 64, 128); ``depth``: L1 reads in flight."""
+    """LoadDataWithTranspose engine (see module doc for the ports).
+
+    Parameters
+    ----------
+    width : int
+        Bytes per L1 read and L0 write (32, 64 or 128).
+    depth : int
+        L1 reads in flight.
+    transpose : str
+        The transpose unit: ``"square"`` (alternating orientation) or ``"naive"``."""
 
     def __init__(self, width: int = 32, depth: int = 16, transpose: str = "square"):
         check_width(width)

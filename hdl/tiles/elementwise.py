@@ -37,7 +37,12 @@ def lane_width_of(dtype_code):
 
 
 class ElementwiseALU(wiring.Component):
-    """``y = a + b`` or ``a - b`` (``sub``) per lane of ``lane`` bits (see module doc)."""
+    """``y = a + b`` or ``a - b`` (``sub``) per lane of ``lane`` bits (see module doc).
+
+    Parameters
+    ----------
+    width : int
+        Bytes of each operand and of the result per cycle (32, 64 or 128)."""
 
     def __init__(self, width: int = 32):
         check_width(width)

@@ -92,6 +92,11 @@ class FractalAddressGenerator(wiring.Component):
     instruction waits for it before reporting, so completions stay in order, and an
     instruction whose run kind or element size differs from the previous one waits
     for it too (the transpose unit holds one element size at a time).
+
+    Parameters
+    ----------
+    width : int
+        Bytes of a line, the largest request (32, 64 or 128).
     """
 
     def __init__(self, width: int = LINE_BYTES):

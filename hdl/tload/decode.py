@@ -77,7 +77,19 @@ def check_config(profile: str, lcfr: tuple[int, int]) -> None:
 
 
 class TLoadDecoder(wiring.Component):
-    """Checks and decodes one TLOAD per cycle (see module doc)."""
+    """Checks and decodes one TLOAD per cycle (see module doc for the ports and checks).
+
+    Parameters
+    ----------
+    profile : str
+        The pad values of Max/Min in the pad ROM: ``"finite"`` or ``"ieee-inf"`` (D5).
+    lcfr : tuple of int
+        The tile sizes a TLOAD may request, ``(min, max)`` bytes (D7).
+    registered : bool
+        Register the output (latency 1); False: combinational (latency 0).
+    width : int
+        The beat width W in bytes the runs are cut for (32, 64 or 128).
+    """
 
     def __init__(self, profile: str = "finite", lcfr: tuple[int, int] = (256, 256 * 1024),
                  registered: bool = True, width: int = LINE_BYTES):

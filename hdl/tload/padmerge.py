@@ -18,8 +18,15 @@ __all__ = ["PadMerge"]
 
 
 class PadMerge(wiring.Component):
-    """Pad/merge of one ``width``-byte beat per cycle (see module doc); ``meta_width`` bits
-    of ``meta`` ride along with each beat."""
+    """Pad/merge of one ``width``-byte beat per cycle (see module doc for the ports).
+
+    Parameters
+    ----------
+    meta_width : int
+        Bits of ``meta`` that ride along with each beat.
+    width : int
+        Bytes of a beat (32, 64 or 128).
+    """
 
     def __init__(self, meta_width: int = 0, width: int = LINE_BYTES):
         check_at_least("meta_width", meta_width, 0, "bits")
