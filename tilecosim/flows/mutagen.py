@@ -36,7 +36,7 @@ ARITH_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.LShift: ast.RShift,
 
 #: generated mutants argued equivalent: id -> why no test can tell them from the original
 EQUIVALENT: dict[str, str] = {
-    "g:tload/decode.py:183:41:const+1":
+    "g:tload/decode.py:195:41:const+1":
         "range(MAX_LOG_SIZE + 2) in the size search adds the candidate p = 19 (p has 5 bits, "
         "so it fits); a tile is at most 2**18 bytes, so p = 19 fails p <= log2_size and the "
         "instruction faults IllegalParameter, as it does when no candidate matches; the other "
@@ -44,16 +44,16 @@ EQUIVALENT: dict[str, str] = {
     "g:align/load.py:124:41:slice-hi+1":
         "ub_addr.eq(ea[:33]): ub_addr is 32 bits wide, so the 33rd bit is dropped by the "
         "assignment and the port carries ea[:32] as before",
-    "g:l1l0/engine.py:182:53:slice-hi+1":
+    "g:l1l0/engine.py:190:53:slice-hi+1":
         "cur.src_stride[:17]: a srcStride above 16 bits faults (ParameterRange) before the "
         "instruction starts, so bit 16 of a running instruction's stride is 0",
-    "g:tiles/system.py:184:60:const+1":
+    "g:tiles/system.py:185:60:const+1":
         "words_bits = ... + 2: the width of the TADD beat counter, one bit wider; it counts "
         "to at most LCFR / W beats either way, so every value and comparison is the same",
-    "g:tload/addrgen.py:146:53:const+1":
+    "g:tload/addrgen.py:151:53:const+1":
         "(\"major0\", 24) -> 25: the width of a register that holds a row or column index "
         "below 2**24; one bit wider, every value is the same",
-    "g:l1l0/engine.py:279:43:slice-hi+1":
+    "g:l1l0/engine.py:287:43:slice-hi+1":
         "wr.payload.addr.eq(waddr[:33]): the addr field is 32 bits wide, so the assignment "
         "drops the 33rd bit and the L0 write address is waddr[:32] as before",
 }
