@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,16 @@ from tilecosim.flows import regress
 from tilecosim.flows.cluster import connect
 
 from ..cli.test_cli import _command, run
+
+
+@pytest.fixture(autouse=True)
+def _temporary_folder_of_the_test(tmp_path, monkeypatch):
+    """The clusters these tests start in-process keep their scratch space (Dask's
+    ``dask-scratch-space``) in the test's folder, not in the machine's /tmp."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
 
 def _report(stdout: str) -> dict:
     """The JSON report without what describes the run rather than the design: its time and
