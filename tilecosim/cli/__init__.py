@@ -5,6 +5,7 @@ Exit status (the contract scripts rely on):
   1  an HDL backend disagreed with the golden model
   2  usage error (bad option, malformed assembly, unset register, unreadable file)
   3  the instruction faulted (the fault's name and message are also on stderr)
+  130, 143  stopped by SIGINT or SIGTERM (:mod:`tilecosim.cleanup`)
 
 With ``--json`` the last line of stdout is one JSON object.
 """
@@ -41,7 +42,8 @@ examples:
 
 The reference is in docs/ (cli.md, model.md, hdl.md, verification.md, benchmarks.md).
 
-exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage error, 3 the instruction faulted
+exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage error, 3 the instruction faulted,
+130 or 143 stopped by SIGINT or SIGTERM (nothing partial kept)
 """
 
 
