@@ -45,7 +45,7 @@ example:
 
 
 def cmd_bench(args) -> int:
-    from tilecosim.perf.bench import default_jobs, main_args
+    from tilecosim.perf.bench import default_jobs
     from tilecosim.sim.runner import VERILOG_SIMS, missing
     args.jobs = args.jobs or default_jobs()
     parts = args.only or PARTS
@@ -64,5 +64,29 @@ def cmd_bench(args) -> int:
             yosys()
         except RuntimeError as e:
             raise UsageError(f"{e}; or --no-area") from None
-    make_dir("--out", args.out)
-    return main_args(args)
+    return _run_and_report(args, make_dir("--out", args.out))
+
+
+def _run_and_report(args, out) -> int:
+    """Run the parts with a progress bar, write DIR/bench.md and DIR/bench.json whole, print
+    the Markdown (and the JSON with --json)."""
+    import json
+    from tilecosim.cleanup import write_whole
+    from tilecosim.perf.bench import markdown, run_bench_all
+    from tilecosim.progress import Progress
+    bar = None
+
+    def progress(done, total):
+        nonlocal bar
+        bar = bar or Progress("bench", total, "parts")
+        bar.update(done)
+    res = run_bench_all(args.jobs, area=not args.no_area, progress=progress,
+                        parts=args.only or PARTS)
+    md = markdown(res)
+    write_whole(out / "bench.md", md)
+    write_whole(out / "bench.json", json.dumps(res, indent=1))
+    print(md)
+    print(f"wrote {out / 'bench.md'} and {out / 'bench.json'}")
+    if args.json:
+        print(json.dumps(res))
+    return 0

@@ -25,14 +25,10 @@ Every HDL figure comes from a run that also matched the golden model.  The parts
 parallel processes (``--jobs``).
 """
 
-import json
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
-from tilecosim.cleanup import write_whole
-from tilecosim.progress import Progress
 
 __all__ = ["PARTS", "run_bench_all", "markdown"]
 
@@ -357,29 +353,6 @@ def _tiles_markdown(res) -> list[str]:
                      f"| {a['sram_bits']:,} |")
         L.append("")
     return L
-
-
-def main_args(args) -> int:
-    """The ``bench`` subcommand."""
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-
-    bar = None
-
-    def progress(done, total):
-        nonlocal bar
-        bar = bar or Progress("bench", total, "parts")
-        bar.update(done)
-    res = run_bench_all(args.jobs, area=not args.no_area, progress=progress,
-                        parts=args.only or PARTS)
-    md = markdown(res)
-    write_whole(out / "bench.md", md)
-    write_whole(out / "bench.json", json.dumps(res, indent=1))
-    print(md)
-    print(f"wrote {out / 'bench.md'} and {out / 'bench.json'}")
-    if args.json:
-        print(json.dumps(res))
-    return 0
 
 
 def default_jobs() -> int:
