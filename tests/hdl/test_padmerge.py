@@ -5,11 +5,11 @@ through under back-pressure, in order, with their ``meta``."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
-
 from tilecosim.hdl.tload.padmerge import PadMerge
 from tilecosim.model.dtypes import DTYPES, PadValue, pad_bytes
-from tests.watchdog import run_bounded
+from tilecosim.sim.api import pack, run_amaranth, stretched, unpack, watchdog
+from tilecosim.sim.stall import Stall
+from tilecosim.sim.streams import Sink, Source
 
 
 def expected(data, valid, esize, pattern, null):
@@ -38,42 +38,32 @@ def lines(seed, n=40):
 @pytest.mark.parametrize("stall", [0.0, 0.5])
 @pytest.mark.parametrize("meta_width", [1, 15, 16, 17])
 def test_merge_pad_and_byte_enables(stall, meta_width):
+    """Through the shared stream drivers: a Source idling and a Sink back-pressuring with the
+    seeded patterns every bench uses, and the bench's watchdog (lines lost never arrive)."""
     cases = list(lines(meta_width + int(stall * 10)))
     dut = PadMerge(meta_width)
+    state = {"cycle": 0, "done": False}
     got = []
+    in_layout, out_layout = dut.i.payload.shape(), dut.o.payload.shape()
 
-    async def source(ctx):
-        rng = random.Random(1)
-        for data, valid, log2_esize, pattern, null, k in cases:
-            while rng.random() < stall:
-                ctx.set(dut.i.valid, 0)
-                await ctx.tick()
-            ctx.set(dut.i.payload, {"data": int.from_bytes(data, "little"), "valid": valid,
-                                    "log2_esize": log2_esize,
-                                    "pattern": int.from_bytes(pattern, "little"),
-                                    "null": int(null), "meta": k % (1 << meta_width)})
-            ctx.set(dut.i.valid, 1)
-            await ctx.tick().until(dut.i.ready)
-        ctx.set(dut.i.valid, 0)
+    def on_beat(bits, cycle):
+        p = unpack(out_layout, bits)
+        got.append((int(p.data).to_bytes(32, "little"), int(p.be), int(p.meta)))
+        state["done"] = len(got) == len(cases)
 
-    async def sink(ctx):
-        rng = random.Random(2)
-        for _ in range(20 * len(cases)):            # a watchdog: lines lost never arrive
-            if len(got) == len(cases):
-                break
-            ctx.set(dut.o.ready, rng.random() >= stall)
-            _, _, v, r, p = await ctx.tick().sample(dut.o.valid, dut.o.ready, dut.o.payload)
-            if v and r:
-                got.append((int(p.data).to_bytes(32, "little"), int(p.be), int(p.meta)))
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(source)
-    sim.add_testbench(sink)
-    run_bounded(sim, 30 * len(cases) + 100, "pad/merge bench")
+    payloads = [pack(in_layout, {"data": int.from_bytes(data, "little"), "valid": valid,
+                                 "log2_esize": log2_esize,
+                                 "pattern": int.from_bytes(pattern, "little"),
+                                 "null": int(null), "meta": k % (1 << meta_width)})
+                for data, valid, log2_esize, pattern, null, k in cases]
+    go = 1 - stall                                   # the patterns' probability of a handshake
+    source = Source("i", payloads, state, stall=Stall(meta_width, 0, go) if stall else None)
+    sink = Sink("o", state, on_beat, stall=Stall(meta_width, 1, go) if stall else None)
+    clock = watchdog(state, stretched(10 * len(cases), go) + 100, lambda: None)
+    run_amaranth(dut, [source, sink, clock])
+    assert len(got) == len(cases), f"{len(got)} of {len(cases)} lines within the watchdog"
     for (data, valid, log2_esize, pattern, null, k), (out, be, meta) in zip(cases, got):
         want, want_be = expected(data, valid, 1 << log2_esize, pattern, null)
         assert be == want_be
         assert all(out[b] == want[b] for b in range(32) if (want_be >> b) & 1)
         assert meta == k % (1 << meta_width)
-    assert len(got) == len(cases)
-
