@@ -33,13 +33,18 @@ class Pending:
         self._lock = threading.Lock()
 
     def claim(self, path) -> bool:
-        """Record ``path`` (a file or folder about to be created) unless it exists already;
-        True when it was recorded."""
-        path = Path(path).absolute()
-        if path.exists() or path.is_symlink():
+        """Record ``path`` (a file or folder about to be created, with any of its folders
+        that do not exist yet: the outermost of them is recorded) unless it exists already;
+        True when something was recorded."""
+        top = None
+        for p in (Path(path).absolute(), *Path(path).absolute().parents):
+            if p.exists() or p.is_symlink():
+                break
+            top = p
+        if top is None:
             return False
         with self._lock:
-            self._paths.append(path)
+            self._paths.append(top)
         return True
 
     def release(self, path) -> None:
@@ -47,10 +52,6 @@ class Pending:
         path = Path(path).absolute()
         with self._lock:
             self._paths = [p for p in self._paths if p != path]
-
-    def paths(self) -> list[Path]:
-        with self._lock:
-            return list(self._paths)
 
     def keep(self) -> None:
         """The command finished: keep everything."""
@@ -170,21 +171,28 @@ def stoppable(stop_processes: bool = True):
         _STOP.clear()
 
 
-def write_whole(path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file beside it and a rename: the file
-    is whole or absent (an older one stays until the new one is complete).  A new file is
-    the command's until it finishes (:data:`PENDING`)."""
+def write_whole(path, content) -> None:
+    """Write ``content`` -- text, bytes, or a function that writes to the binary file it is
+    given -- to ``path`` through a temporary file beside it and a rename: the file is whole
+    or absent (an older one stays until the new one is complete; a symbolic link is written
+    through and kept).  A new file is the command's until it finishes (:data:`PENDING`).
+    Raises OSError."""
     import tempfile
-    path = Path(path)
-    PENDING.claim(path)
-    fd, tmp = tempfile.mkstemp(dir=path.absolute().parent, prefix=f".{path.name}.")
+    target = Path(path).absolute()
+    if target.is_symlink():
+        target = target.resolve()
+    PENDING.claim(target)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            if callable(content):
+                content(f)
+            else:
+                f.write(content.encode() if isinstance(content, str) else content)
         mask = os.umask(0)
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

@@ -74,8 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             with private_tmp():
                 return _run(args, commands)
-        except KeyboardInterrupt:
-            PENDING.undo()
+        except KeyboardInterrupt:                    # _run has removed what it was creating
             warnings.simplefilter("ignore")          # e.g. Amaranth's unused elaboratables
             sig = caught[0] if caught else signal.SIGINT
             print(f"tilecosim {args.cmd}: stopped by {signal.Signals(sig).name}; the "

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tilecosim.cleanup import PENDING, write_whole
 from tilecosim.model.asm import parse_int
 from tilecosim.model.display import ramp_memory, seeded_memory
 from tilecosim.model.dtypes import PROFILES
@@ -291,35 +292,13 @@ def _check_target(opt, path, suffixes, what):
 
 
 def write_file(opt: str, path: str, write) -> None:
-    """Write an output file through ``write(file object)`` into a temporary file beside it,
-    then rename it over ``path``: the user gets the whole file or nothing (an older file of
-    that name is kept on failure).  An OS error becomes a usage error naming the option."""
-    import tempfile
-    target = Path(path).absolute()
-    if target.is_symlink():                       # write through the link, keep the link
-        target = target.resolve()
-    tmp = None
+    """Write an output file through ``write(file object)``, whole or not at all
+    (:func:`tilecosim.cleanup.write_whole`); an OS error becomes a usage error naming the
+    option."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tilecosim-")
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-        tmp = None
+        write_whole(path, write)
     except OSError as e:
         raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def check_waves(args):
@@ -348,24 +327,13 @@ def make_dir(opt: str, path: str) -> Path:
         problem = _parent_problem(target.absolute())
         if problem and "is a file" in problem:
             raise UsageError(f"{opt} {path!r}: {problem}")
-    claim_new(target)
+    PENDING.claim(target)
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
     return target
 
-
-def claim_new(path: Path) -> None:
-    """Claim the outermost of ``path`` and its parents that does not exist yet."""
-    from tilecosim.cleanup import PENDING
-    top = None
-    for p in [Path(path).absolute(), *Path(path).absolute().parents]:
-        if p.exists() or p.is_symlink():
-            break
-        top = p
-    if top is not None:
-        PENDING.claim(top)
 
 def backend_errors():
     """What an HDL run raises on bad input or a broken tool (turned into usage errors)."""

@@ -18,10 +18,9 @@ from tilecosim.model.vector import ARITH
 
 from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_hdl_options,
                      add_machine, add_regs, backend_errors, check_memory_args, check_waves,
-                     check_writable,
-                     emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv, read_file,
-                     report_fault, result_json, seed_arg, usage_from, wave_lines,
-                     write_npz)
+                     check_writable, emit_json, exit_status, int_arg, memory_of, parse_regs,
+                     quote_argv, read_file, report_fault, result_json, seed_arg, usage_from,
+                     wave_lines, write_npz)
 
 #: the largest register slot of the RTL tile system the CLI builds (64 slots of it)
 RTL_MAX_SLOT = 16384

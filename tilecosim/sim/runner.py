@@ -25,6 +25,7 @@ import os
 import pickle
 import re
 import shutil
+import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -264,7 +265,6 @@ def build(sim: str, verilog: str, top: str, waves: bool = False,
                     + (_coverage_args(bdir, src) if coverage else [])
                     + (_fst_args(bdir) if waves else []))
         log = bdir / "build.log"
-        import sys
         print(f"tilecosim: building {top} for {sim} (once; later runs reuse the build in "
               f"{bdir.parent})", file=sys.stderr, flush=True)
         os.environ["WAVES"] = "1" if waves else "0"
@@ -330,10 +330,16 @@ def _default_waves(top: str, backend: str, prefix: str = "") -> Path:
     name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", test.split("::", 1)[-1]) if test else top
     wdir = Path(os.environ.get("TILECOSIM_WAVES_DIR", "build/waves")).resolve()
     wdir.mkdir(parents=True, exist_ok=True)
-    path, k = wdir / f"{prefix}{name}-{backend}.fst", 1
-    while path.exists() or path.with_suffix(".vcd").exists():
+    return _free_path(wdir, f"{prefix}{name}-{backend}", ".fst", ".vcd")
+
+
+def _free_path(folder: Path, stem: str, suffix: str, *also: str) -> Path:
+    """``folder/stem<suffix>``, or ``folder/stem-2<suffix>``, ``-3`` ...: the first name
+    taken by no file, with ``suffix`` nor any of the suffixes ``also``."""
+    path, k = folder / f"{stem}{suffix}", 1
+    while any(path.with_suffix(s).exists() for s in (suffix, *also)):
         k += 1
-        path = wdir / f"{prefix}{name}-{backend}-{k}.fst"
+        path = folder / f"{stem}-{k}{suffix}"
     return path
 
 
@@ -474,17 +480,15 @@ def log_dir() -> Path:
 
 
 def _keep_log(log: Path, top: str, backend: str) -> str:
-    """Move a failed run's log out of its temporary folder into :func:`log_dir`, under a
-    name of its own; its path, or a note that the simulator wrote none."""
+    """Copy a failed run's log out of its temporary folder (removed after the run) into
+    :func:`log_dir`, under a name of its own; its path, or a note that the simulator wrote
+    none."""
     if not log.exists():
         return "the simulator wrote no log"
     d = log_dir()
     try:
         d.mkdir(parents=True, exist_ok=True)
-        path, k = d / f"{top}-{backend}.log", 1
-        while path.exists():
-            k += 1
-            path = d / f"{top}-{backend}-{k}.log"
+        path = _free_path(d, f"{top}-{backend}", ".log")
         shutil.copyfile(log, path)
     except OSError as e:
         return f"could not keep the log in {d}: {e.strerror or e}"
