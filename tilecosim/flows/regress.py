@@ -18,7 +18,6 @@ import contextlib
 import dataclasses
 import os
 import random
-import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -225,16 +224,12 @@ def _job(args):
     return run_task(*args)
 
 
-def _pool_worker(tmp: str | None = None):
+def _pool_worker():
     """A ``--jobs`` process leads its own process group (with the simulators it starts), so
     that Ctrl-C in the terminal reaches the parent alone, and the parent can stop the
-    process and its simulator at once.  Its temporary files go into ``tmp``, a folder the
-    parent removes, since a killed process removes none."""
+    process and its simulator at once.  What a killed process leaves in its temporary
+    folder goes with the command's own (:func:`tilecosim.cleanup.private_tmp`)."""
     os.setpgrp()
-    if tmp:
-        import tempfile
-        os.environ["TMPDIR"] = tmp
-        tempfile.tempdir = tmp
 
 
 def local_results(work, jobs: int, build_cache: str | None = None):
@@ -248,9 +243,7 @@ def local_results(work, jobs: int, build_cache: str | None = None):
     import signal
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
-    import tempfile
-    tmp = tempfile.mkdtemp(prefix="tilecosim-regress-")
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_pool_worker, initargs=(tmp,))
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_pool_worker)
     done = False
     try:
         futures = {pool.submit(_job, (w, "", build_cache)): k for k, w in enumerate(work)}
@@ -269,7 +262,6 @@ def local_results(work, jobs: int, build_cache: str | None = None):
                 except OSError:                  # gone already, or not yet its own group
                     proc.kill()
         pool.shutdown(wait=done, cancel_futures=True)
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 #: scenarios per simulator start of a batch harness (its start-up, about 1.3 s on Verilator
