@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -103,5 +105,4 @@ def wide_tloads(draw):
             change["outputs"] = tuple((q, v) for q, _ in params.outputs)
         else:
             change[f] = v
-    import dataclasses
     return dataclasses.replace(params, **change), mem
