@@ -22,7 +22,13 @@ def entry() -> int:
         if signal.getsignal(s) is not signal.SIG_IGN:   # a background job keeps ignoring it
             signal.signal(s, _stopped_while_starting)
     from tilecosim.cli import main
-    return main()
+    code = main()
+    # CPython 3.11 remembers a KeyboardInterrupt that left an exec() of a string (dataclasses
+    # and namedtuples build their methods so; a signal can land there) and, under
+    # ``python -m``, ends the process by SIGINT at exit although main caught it: exit -2 for a
+    # SIGTERM.  Running a string again forgets it, and the exit code is main's.
+    exec("")
+    return code
 
 
 if __name__ == "__main__":

@@ -10,6 +10,12 @@
   stopped every process this one started (simulators, compilers, solvers, pytest workers):
   children and grandchildren alike, found in ``/proc`` and frozen while they are still ours.
   :func:`stopping` tells worker threads not to report what the stop broke.
+
+  The KeyboardInterrupt can be lost: a signal that lands in an at-fork hook, a finalizer or
+  a weakref callback raises it where Python prints "Exception ignored" and goes on.  The
+  signal is recorded all the same (:func:`caught_signal`), that printout is silenced, and
+  the command line stops a command that finished after a signal as if the exception had
+  reached it.  :func:`signals_held` keeps the signals out of places such as ``os.fork``.
 """
 
 from __future__ import annotations
@@ -17,12 +23,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["PENDING", "Pending", "stoppable", "stopping", "stop_descendants", "write_whole",
-           "private_tmp"]
+__all__ = ["PENDING", "Pending", "stoppable", "stopping", "caught_signal", "stop_descendants",
+           "signals_held", "release_signals", "write_whole", "private_tmp"]
 
 
 class Pending:
@@ -82,6 +89,11 @@ _ACTIVE: list[list[int]] = []        # the signals caught by the stoppable() in 
 def stopping() -> bool:
     """True once SIGINT or SIGTERM has stopped the command."""
     return _STOP.is_set()
+
+
+def caught_signal() -> int | None:
+    """The signal that stopped the command, or None."""
+    return _ACTIVE[-1][0] if _ACTIVE and _ACTIVE[-1] else None
 
 
 def _children() -> dict[int, list[int]]:
@@ -159,6 +171,12 @@ def stoppable(stop_processes: bool = True):
             stop_descendants()
         raise KeyboardInterrupt
 
+    def unraisable(info):
+        if caught and isinstance(info.exc_value, KeyboardInterrupt):
+            return                   # the handler's, lost where Python cannot raise it
+        hook(info)
+
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)
                 if signal.getsignal(s) is not signal.SIG_IGN}    # nohup, a background job
     _ACTIVE.append(caught)
@@ -166,6 +184,7 @@ def stoppable(stop_processes: bool = True):
         yield caught
     finally:
         _ACTIVE.pop()
+        sys.unraisablehook = hook
         for s, h in previous.items():
             signal.signal(s, h)
         _STOP.clear()
@@ -208,14 +227,14 @@ def private_tmp():
     left in it: by a simulator or compiler killed mid-run, or a worker process that never
     ran its clean-up."""
     import tempfile
-    with _signals_held():            # tempfile's probe file, the folder: whole or not at all
+    with signals_held():            # tempfile's probe file, the folder: whole or not at all
         folder = tempfile.mkdtemp(prefix="tilecosim-")
         before_env, before_mod = os.environ.get("TMPDIR"), tempfile.tempdir
         os.environ["TMPDIR"] = tempfile.tempdir = folder
     try:
         yield Path(folder)
     finally:
-        with _signals_held():
+        with signals_held():
             tempfile.tempdir = before_mod
             if before_env is None:
                 os.environ.pop("TMPDIR", None)
@@ -225,8 +244,10 @@ def private_tmp():
 
 
 @contextmanager
-def _signals_held():
-    """Within: SIGINT and SIGTERM wait (in the main thread), to be delivered on the way out."""
+def signals_held():
+    """Within: SIGINT and SIGTERM wait (in the main thread), to be delivered on the way out.
+    A process forked within starts with them blocked: it unblocks them itself
+    (:func:`release_signals`)."""
     main = threading.current_thread() is threading.main_thread()
     held = {signal.SIGINT, signal.SIGTERM}
     old = signal.pthread_sigmask(signal.SIG_BLOCK, held) if main else None
@@ -235,3 +256,8 @@ def _signals_held():
     finally:
         if main:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def release_signals() -> None:
+    """Unblock SIGINT and SIGTERM: the first step of a process forked in :func:`signals_held`."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})

@@ -40,7 +40,8 @@ COMMANDS = {
                     "--backend", "icarus", "--out", "r.npz"], 1.8, ()),
     "regress": (["regress", "--backend", "icarus", "--count", "60", "--jobs", "2",
                  "--out", "r"], 5.0, ("r",)),          # regress reports what it checked
-    "draw": (["draw", "ZZ", "--out", "zz.svg"], 0.6, ()),
+    "draw": (["draw", "ZZ", "--rows", "16", "--cols", "32", "--dtype", "FP16", "--out",
+              "zz.svg"], 0.6, ()),
     "bench": (["bench", "--only", "speed", "--out", "b"], 8.0, ()),
     "verilog": (["verilog", "--out", "v"], 2.5, ()),
     "mutation": (["mutation", "--only", "addr-norm", "--json", "m.json"], 8.0, ()),
@@ -110,3 +111,46 @@ def test_a_signal_at_a_random_moment(tmp_path, cmd, sig):
     left = sorted(p.name for p in work.iterdir())
     if sent:
         assert [x for x in left if x not in kept] == [], f"files left in the working folder: {why}"
+
+
+#: (how, where, command): a SIGTERM where Python handles its exception badly (signal_probe)
+AWKWARD = {
+    # before the regression starts: the command stops, with its one line and nothing kept
+    "exec-before-regress": ("exec", "tilecosim.flows.regress:draw_scenarios",
+                            ["regress", "--backend", "icarus", "--count", "4", "--out", "r"]),
+    # the KeyboardInterrupt dropped in a finalizer: the command must stop all the same
+    "del-in-draw": ("del", "tilecosim.cli.draw:check_writable",
+                    ["draw", "ZZ", "--rows", "16", "--cols", "32", "--dtype", "FP16",
+                     "--out", "zz.svg"]),
+    # while regress forks its --jobs processes (CI once saw it run on to the end)
+    "fork-in-regress": ("fork", "-", ["regress", "--backend", "icarus", "--count", "60",
+                                      "--jobs", "2", "--out", "r"]),
+}
+
+
+@pytest.mark.parametrize("case", list(AWKWARD))
+def test_a_signal_where_python_drops_its_exception(tmp_path, case):
+    """The signal is never lost: exit 143 and one line (or regress's STOPPED report), no
+    "Exception ignored" printout, no traceback, nothing left but a stopped regress's report;
+    the process exits 143 itself rather than being ended by SIGINT (-2)."""
+    how, where, argv = AWKWARD[case]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TILECOSIM_WAVES_DIR", "TILECOSIM_LOG_DIR", "PYTEST_CURRENT_TEST")}
+    env.update(TMPDIR=str(tmp_path), PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p]))
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "tests.cli.signal_probe", how, where, "--",
+                           *argv], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=300)
+    why = f"{case}: exit {proc.returncode}\nstdout:\n{proc.stdout[-2000:]}\nstderr:\n{proc.stderr}"
+    assert proc.returncode == 128 + signal.SIGTERM, why
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, why
+    lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith("regress [")]
+    assert len(lines) == 1 and "stopped by SIGTERM" in lines[0], why
+    if how == "fork":
+        assert "STOPPED (interrupted): 0 of 180 scenarios checked" in proc.stdout, why
+        assert [p.name for p in work.iterdir()] == ["r"], why
+    else:
+        assert list(work.iterdir()) == [], why
+    assert [p.name for p in tmp_path.iterdir()] == ["work"], why

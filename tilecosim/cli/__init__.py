@@ -17,7 +17,7 @@ import signal
 import sys
 import warnings
 
-from tilecosim.cleanup import PENDING, private_tmp, stoppable
+from tilecosim.cleanup import PENDING, private_tmp, stoppable, stopping
 from tilecosim.model.asm import AsmError, RegisterError
 
 from . import (bench, demo, draw, formal, load_align, load_data_with_transpose, mutation, regress,
@@ -90,6 +90,8 @@ def _run(args, commands) -> int:
     done = False
     try:
         code = demo.run_demo(main) if args.cmd == "demo" else commands[args.cmd](args)
+        if stopping() and args.cmd != "regress":     # regress reports a stopped run itself
+            raise KeyboardInterrupt  # the signal's went astray (cleanup.stoppable): stop now
         done = True
         return code
     except (AsmError, UsageError, RegisterError) as e:

@@ -13,6 +13,7 @@ import signal
 import sys
 from pathlib import Path
 
+from tilecosim.cleanup import caught_signal
 from tilecosim.flows import coverage as cov
 from tilecosim.flows.regress import output_env, run_regress
 from tilecosim.progress import Progress
@@ -204,16 +205,11 @@ def run_and_report(args) -> int:
     out_dir = Path(args.out)
     width = getattr(args, "width", 32)
     bar = None
-    caught = []
 
     def progress(done, total, bad):
         nonlocal bar
         bar = bar or Progress("regress", total, "scenarios")
         bar.update(done, f"{bad} mismatches")
-
-    def on_term(signum, frame):
-        caught.append(signum)
-        raise KeyboardInterrupt
 
     coverage = getattr(args, "coverage", False)
     raw = (out_dir / "coverage" / "runs").resolve()
@@ -222,25 +218,20 @@ def run_and_report(args) -> int:
         raw.mkdir(parents=True)
         os.environ["TILECOSIM_COVERAGE_DIR"] = str(raw)
     cluster = None
-    previous = signal.signal(signal.SIGTERM, on_term)
     env = output_env(out_dir)                   # before the cluster's workers start
     env.__enter__()
-    try:
+    try:                 # a signal before the run starts stops the command (tilecosim.cli)
         if getattr(args, "scheduler", None) or getattr(args, "cluster", None):
             from tilecosim.flows.cluster import connect
             cluster = connect(args.scheduler, args.cluster)
         run = run_regress(args.backend, args.ops, args.count, args.seed, args.jobs, out_dir,
                           progress, cluster, getattr(args, "build_cache", None), width)
-    except KeyboardInterrupt:                    # while connecting
-        return 128 + (caught[0] if caught else signal.SIGINT)
     finally:
-        signal.signal(signal.SIGTERM, previous)
         if cluster is not None:
             cluster.close()
         env.__exit__(None, None, None)
         os.environ.pop("TILECOSIM_COVERAGE_DIR", None)
-    if run.stopped == "interrupted" and not caught:
-        caught.append(signal.SIGINT)
+    sig = caught_signal() or (signal.SIGINT if run.stopped == "interrupted" else None)
     rows, hits, uncovered = summarize(run.drawn, run.outcomes, run.perf)
     fails = [o for o in run.outcomes if not o.ok]
     checked = sum(r["scenarios"] for r in rows)
@@ -296,8 +287,10 @@ def run_and_report(args) -> int:
                          | ({"code_coverage": code} if coverage else {})))
     if fails:
         return 1
-    if caught:
-        return 128 + caught[0]
+    if sig:
+        print(f"tilecosim regress: stopped by {signal.Signals(sig).name}; the report covers "
+              f"the {checked} scenarios checked", file=sys.stderr)
+        return 128 + sig
     if run.stopped:
         print(f"tilecosim regress: error: {run.stopped}", file=sys.stderr)
         return 2

@@ -18,11 +18,14 @@ import contextlib
 import dataclasses
 import os
 import random
+import signal
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from tilecosim import ops
+from tilecosim.cleanup import release_signals, signals_held, stopping
 from tilecosim.ops import Operation, Outcome as RunOutcome
 
 from . import coverage as cov
@@ -228,8 +231,10 @@ def _pool_worker():
     """A ``--jobs`` process leads its own process group (with the simulators it starts), so
     that Ctrl-C in the terminal reaches the parent alone, and the parent can stop the
     process and its simulator at once.  What a killed process leaves in its temporary
-    folder goes with the command's own (:func:`tilecosim.cleanup.private_tmp`)."""
+    folder goes with the command's own (:func:`tilecosim.cleanup.private_tmp`).  It was
+    forked with SIGINT and SIGTERM blocked (:func:`local_results`), and unblocks them."""
     os.setpgrp()
+    release_signals()
 
 
 def local_results(work, jobs: int, build_cache: str | None = None):
@@ -240,19 +245,24 @@ def local_results(work, jobs: int, build_cache: str | None = None):
         for k, w in enumerate(work):
             yield (k, *run_task(w, f"pid {os.getpid()}", build_cache))
         return
-    import signal
-    from concurrent.futures import as_completed
-    from concurrent.futures.process import BrokenProcessPool
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_pool_worker)
     done = False
     try:
-        futures = {pool.submit(_job, (w, "", build_cache)): k for k, w in enumerate(work)}
-        for f in as_completed(futures):
-            try:
-                results, info = f.result()
-            except BrokenProcessPool as e:
-                raise RunStopped(f"a --jobs process died: {e}") from None
-            yield futures[f], results, info
+        # the pool forks its processes in submit: a signal there would land in an at-fork
+        # hook, where Python drops the KeyboardInterrupt; it waits until they are started
+        with signals_held():
+            futures = {pool.submit(_job, (w, "", build_cache)): k for k, w in enumerate(work)}
+        waiting = set(futures)
+        while waiting:
+            finished, waiting = wait(waiting, timeout=0.25, return_when=FIRST_COMPLETED)
+            if stopping():               # the signal's KeyboardInterrupt went astray
+                raise KeyboardInterrupt
+            for f in sorted(finished, key=futures.get):
+                try:
+                    results, info = f.result()
+                except BrokenProcessPool as e:
+                    raise RunStopped(f"a --jobs process died: {e}") from None
+                yield futures[f], results, info
         done = True
     finally:
         if not done:
@@ -261,7 +271,9 @@ def local_results(work, jobs: int, build_cache: str | None = None):
                     os.killpg(proc.pid, signal.SIGKILL)
                 except OSError:                  # gone already, or not yet its own group
                     proc.kill()
-        pool.shutdown(wait=done, cancel_futures=True)
+        # wait, also for killed processes: the pool's thread must end before the interpreter
+        # does, or CPython 3.11's exit hook writes to the pipe it closed ("Bad file descriptor")
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 #: scenarios per simulator start of a batch harness (its start-up, about 1.3 s on Verilator
@@ -384,6 +396,8 @@ def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, 
                         "worker": info["worker"], "seconds": info["seconds"]})
             if progress:
                 progress(done, total, bad)
+            if stopping():               # the signal's KeyboardInterrupt went astray
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         stopped = "interrupted"
     except RunStopped as e:
