@@ -56,7 +56,7 @@ from tilecosim.hdl.common import (LINE_BYTES, Completion, FaultCode, check_at_le
 from tilecosim.hdl.completion import CompletionQueue
 from tilecosim.hdl.tload.addrgen import (KIND_CHUNK, KIND_DIRECT, KIND_TRANSPOSE,
                                          FractalAddressGenerator, Run)
-from tilecosim.hdl.tload.decode import LOG2_LINE, TLoadDecoder, check_config
+from tilecosim.hdl.tload.decode import LOG2_LINE, MAX_LOG_SIZE, TLoadDecoder, check_config
 from tilecosim.hdl.tload.padmerge import PadMerge
 from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
 from tilecosim.hdl.transpose import ChunkTranspose, NaiveTranspose, SquareTranspose, lane_rows
@@ -67,14 +67,26 @@ __all__ = ["TLoadEngine", "Check"]
 Check = data.StructLayout({"fault": FaultCode, "log2_rows": 5, "log2_cols": 5,
                            "log2_size": 5})
 
-LineMeta = data.StructLayout({"tile": 3, "line": 13, "last": 1})
-GroupMeta = data.StructLayout({"tile": 3, "line": 13, "log2_lines": 3,
+#: bits of a 32-byte line's index in a tile (a tile is at most 2**MAX_LOG_SIZE bytes)
+LINE_INDEX_BITS = MAX_LOG_SIZE - LOG2_LINE
+
+#: what travels with a line through pad/merge to the tile write: its tile, its line index,
+#: and whether it is the instruction's last
+LineMeta = data.StructLayout({"tile": 3, "line": LINE_INDEX_BITS, "last": 1})
+GroupMeta = data.StructLayout({"tile": 3, "line": LINE_INDEX_BITS, "log2_lines": 3,
                                "valid_lines": 8, "valid_elems": 6, "log2_esize": 2,
                                "pattern": 64, "null": 1, "instr_last": 1})
 #: a square of the chunk transposer: the line of its column 0's first chunk, log2 lines
 #: between its columns, and how its beats are padded
-ChunkMeta = data.StructLayout({"tile": 3, "line": 13, "log2_step": 5, "log2_esize": 2,
+ChunkMeta = data.StructLayout({"tile": 3, "line": LINE_INDEX_BITS, "log2_step": 5, "log2_esize": 2,
                                "pattern": 64, "null": 1, "instr_last": 1})
+
+
+def _line_meta(m, name, tile, line, last):
+    """A :data:`LineMeta` of these fields (``line`` keeps its low LINE_INDEX_BITS)."""
+    meta = Signal(LineMeta, name=name)
+    m.d.comb += [meta.tile.eq(tile), meta.line.eq(line), meta.last.eq(last)]
+    return meta
 
 
 def _byte_mask(m, count, name, nbytes=LINE_BYTES):
@@ -316,7 +328,8 @@ class TLoadEngine(wiring.Component):
                 p.data.eq(Cat(lane.o.payload.data for lane in lanes)),
                 p.valid.eq(Cat(Mux(first + j < g.valid_lines, av, 0) for j in range(P))),
                 p.log2_esize.eq(g.log2_esize), p.pattern.eq(g.pattern), p.null.eq(g.null),
-                p.meta.eq(Cat(g.tile, (g.line + first)[:13], g.instr_last & lane0.o.payload.last)),
+                p.meta.eq(_line_meta(m, "lanes_meta", g.tile, g.line + first,
+                                     g.instr_last & lane0.o.payload.last)),
                 groups.ready.eq(pm.i.ready & lane0.o.payload.last),
             ]
             m.d.comb += [lane.o.ready.eq(pm.i.ready & groups.valid) for lane in lanes]
@@ -326,8 +339,8 @@ class TLoadEngine(wiring.Component):
                 pm.i.valid.eq(chunk.o.valid & cgroups.valid),
                 p.data.eq(chunk.o.payload.data), p.valid.eq(chunk.o.payload.valid),
                 p.log2_esize.eq(cm.log2_esize), p.pattern.eq(cm.pattern), p.null.eq(cm.null),
-                p.meta.eq(Cat(cm.tile, (cm.line + (c << cm.log2_step))[:13],
-                              cm.instr_last & chunk.o.payload.last)),
+                p.meta.eq(_line_meta(m, "chunk_meta", cm.tile, cm.line + (c << cm.log2_step),
+                                     cm.instr_last & chunk.o.payload.last)),
                 chunk.o.ready.eq(pm.i.ready & cgroups.valid),
                 cgroups.ready.eq(chunk.o.valid & chunk.o.ready & chunk.o.payload.last),
             ]
@@ -345,7 +358,8 @@ class TLoadEngine(wiring.Component):
             pm.i.valid.eq(1),
             p.data.eq(line["data"]), p.valid.eq(line["valid"]),
             p.log2_esize.eq(head.log2_esize), p.pattern.eq(head.pattern),
-            p.null.eq(head.null), p.meta.eq(Cat(head.tile, head.line, head.instr_last)),
+            p.null.eq(head.null), p.meta.eq(_line_meta(m, "direct_meta", head.tile, head.line,
+                                                      head.instr_last)),
         ]
 
     def _into_padmerge(self, m, line, tr, groups, pm):
@@ -363,7 +377,8 @@ class TLoadEngine(wiring.Component):
                 pm.i.valid.eq(tr.o.valid & groups.valid),
                 p.data.eq(tr.o.payload.data), p.valid.eq(tl_valid),
                 p.log2_esize.eq(g.log2_esize), p.pattern.eq(g.pattern), p.null.eq(g.null),
-                p.meta.eq(Cat(g.tile, (g.line + col)[:13], g.instr_last & tr.o.payload.last)),
+                p.meta.eq(_line_meta(m, "transposed_meta", g.tile, g.line + col,
+                                     g.instr_last & tr.o.payload.last)),
                 tr.o.ready.eq(pm.i.ready & groups.valid),
                 groups.ready.eq(tr.o.valid & tr.o.ready & tr.o.payload.last),
             ]
@@ -376,7 +391,7 @@ class TLoadEngine(wiring.Component):
         go = ~meta.last | cq.room
         m.d.comb += [
             self.write.valid.eq(pm.o.valid & go),
-            wp.tile.eq(meta.tile), wp.offset.eq(meta.line << 5),
+            wp.tile.eq(meta.tile), wp.offset.eq(meta.line << LOG2_LINE),
             wp.data.eq(pm.o.payload.data), wp.be.eq(pm.o.payload.be),
             pm.o.ready.eq(self.write.ready & go),
             cq.finished.eq(self.write.valid & self.write.ready & meta.last),
