@@ -82,6 +82,9 @@ class Pending:
 #: the outputs of the running command
 PENDING = Pending()
 
+#: the signals that stop a command
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
 _STOP = threading.Event()
 _ACTIVE: list[list[int]] = []        # the signals caught by the stoppable() in force
 
@@ -177,7 +180,7 @@ def stoppable(stop_processes: bool = True):
         hook(info)
 
     hook, sys.unraisablehook = sys.unraisablehook, unraisable
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS
                 if signal.getsignal(s) is not signal.SIG_IGN}    # nohup, a background job
     _ACTIVE.append(caught)
     try:
@@ -249,8 +252,7 @@ def signals_held():
     A process forked within starts with them blocked: it unblocks them itself
     (:func:`release_signals`)."""
     main = threading.current_thread() is threading.main_thread()
-    held = {signal.SIGINT, signal.SIGTERM}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held) if main else None
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS) if main else None
     try:
         yield
     finally:
@@ -260,4 +262,4 @@ def signals_held():
 
 def release_signals() -> None:
     """Unblock SIGINT and SIGTERM: the first step of a process forked in :func:`signals_held`."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)

@@ -64,6 +64,16 @@ def _alive_with(token: str) -> list[int]:
     return found
 
 
+def _command_env(tmp: Path, **extra) -> dict:
+    """The environment of a command run as the user runs it: no output folders of the test
+    session's, the temporary folder ``tmp``, this checkout first on the path."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TILECOSIM_WAVES_DIR", "TILECOSIM_LOG_DIR", "PYTEST_CURRENT_TEST")}
+    env.update(TMPDIR=str(tmp), **extra,
+               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p]))
+    return env
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("cmd", list(COMMANDS))
 def test_a_signal_at_a_random_moment(tmp_path, cmd, sig):
@@ -74,10 +84,7 @@ def test_a_signal_at_a_random_moment(tmp_path, cmd, sig):
     work.mkdir()
     tmp.mkdir()
     token = f"tilecosim-signal-{uuid.uuid4().hex}"
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("TILECOSIM_WAVES_DIR", "TILECOSIM_LOG_DIR", "PYTEST_CURRENT_TEST")}
-    env.update(TMPDIR=str(tmp), TILECOSIM_SIGNAL_TOKEN=token,
-               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p]))
+    env = _command_env(tmp, TILECOSIM_SIGNAL_TOKEN=token)
     proc = subprocess.Popen([sys.executable, "-m", "tilecosim", *argv], cwd=work, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(moment)
@@ -134,10 +141,7 @@ def test_a_signal_where_python_drops_its_exception(tmp_path, case):
     "Exception ignored" printout, no traceback, nothing left but a stopped regress's report;
     the process exits 143 itself rather than being ended by SIGINT (-2)."""
     how, where, argv = AWKWARD[case]
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("TILECOSIM_WAVES_DIR", "TILECOSIM_LOG_DIR", "PYTEST_CURRENT_TEST")}
-    env.update(TMPDIR=str(tmp_path), PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p]))
+    env = _command_env(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
     proc = subprocess.run([sys.executable, "-m", "tests.cli.signal_probe", how, where, "--",
