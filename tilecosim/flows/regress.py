@@ -17,10 +17,11 @@ UB (LoadAlign) are written to the output directory so the reproduce commands can
 import contextlib
 import dataclasses
 import os
+import queue
 import random
 import signal
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -249,20 +250,29 @@ def local_results(work, jobs: int, build_cache: str | None = None):
     done = False
     try:
         # the pool forks its processes in submit: a signal there would land in an at-fork
-        # hook, where Python drops the KeyboardInterrupt; it waits until they are started
+        # hook, where Python drops the KeyboardInterrupt; it waits until they are started.
+        # Finished jobs come through a queue, not concurrent.futures.wait/as_completed: a
+        # KeyboardInterrupt inside those can leave futures' locks held, and the pool's thread
+        # then hangs on them when the run is stopped
+        finished = queue.SimpleQueue()
         with signals_held():
             futures = {pool.submit(_job, (w, "", build_cache)): k for k, w in enumerate(work)}
-        waiting = set(futures)
-        while waiting:
-            finished, waiting = wait(waiting, timeout=0.25, return_when=FIRST_COMPLETED)
-            if stopping():               # the signal's KeyboardInterrupt went astray
-                raise KeyboardInterrupt
-            for f in sorted(finished, key=futures.get):
+            for f in futures:
+                f.add_done_callback(finished.put)
+        for _ in futures:
+            f = None
+            while f is None:
+                if stopping():           # the signal's KeyboardInterrupt went astray
+                    raise KeyboardInterrupt
                 try:
-                    results, info = f.result()
-                except BrokenProcessPool as e:
-                    raise RunStopped(f"a --jobs process died: {e}") from None
-                yield futures[f], results, info
+                    f = finished.get(timeout=0.25)
+                except queue.Empty:
+                    pass
+            try:
+                results, info = f.result()
+            except BrokenProcessPool as e:
+                raise RunStopped(f"a --jobs process died: {e}") from None
+            yield futures[f], results, info
         done = True
     finally:
         if not done:
