@@ -85,6 +85,32 @@ def _clamp(m, value, hi, name):
     return out
 
 
+class _Walk:
+    """The terms of one run, each a named signal (the ``walk_*`` nets of the Verilog).
+
+    Not one StructLayout: ``line`` reads ``major`` and ``valid_lines`` reads ``minor``, and
+    fields of one packed vector that feed each other make a combinational loop at the
+    vector level (Verilator's UNOPTFLAT)."""
+
+    def __init__(self, log2_w: int):
+        def sig(width, name):
+            return Signal(width, name=f"walk_{name}")
+        self.major = sig(24, "major")      # source row (ND) / column (DN) of the first element
+        self.minor = sig(24, "minor")      # its element index along that row (column)
+        self.square_major = sig(24, "square_major")  # transpose: first row of the square
+        self.row_in_square = sig(6, "row_in_square")  # transpose: the run's row in it
+        self.run_elems = sig(8, "run_elems")  # elements a run spans along the minor axis
+        self.line = sig(20, "line")        # destination line (see Run.line)
+        self.line_off = sig(log2_w, "line_off")  # direct: byte offset in its beat
+        self.line_end = sig(1, "line_end")  # direct: last run of its beat
+        self.kind = sig(2, "kind")
+        self.log2_step = sig(5, "log2_step")  # chunk: log2 lines between lanes' lines
+        # set after the walk, from its terms
+        self.valid_lines = None            # transpose: elements of the run holding data
+        self.read_elems = None             # elements read from memory (0: padding only)
+        self.valid_elems = None            # transpose: valid elements in each line
+
+
 class FractalAddressGenerator(wiring.Component):
     """Decoded TLOADs in, runs out (see module doc).
 
@@ -127,13 +153,10 @@ class FractalAddressGenerator(wiring.Component):
         q = Signal(20)                 # run within the tile
         finishing = Signal()           # the current instruction's last run leaves now
         run = self._run_of(m, cur, k, q)
-        last = self._accept(m, busy, finishing)
+        self._accept(m, busy, finishing)
         self._output(m, cur, busy, k, q, run, finishing)
         with m.If(self.started):       # after the output stage: takes precedence
-            m.d.sync += [cur.eq(self.i.payload), busy.eq(1), k.eq(0), q.eq(0),
-                         last["kind"].eq(last["d_kind"]),
-                         last["log2_esize"].eq(self.i.payload.log2_esize),
-                         last["valid"].eq(1)]
+            m.d.sync += [cur.eq(self.i.payload), busy.eq(1), k.eq(0), q.eq(0)]
         return m
 
     def _run_of(self, m, cur, k, q):
@@ -146,97 +169,113 @@ class FractalAddressGenerator(wiring.Component):
         log2_span = Signal(4)                  # ND2NZ, DN2ZN: log2 elements of a run
         m.d.comb += log2_span.eq(log2_side + lanes)
         dn = TLoadLayout.where(cur.layout, "source_dn")
-        minor_off = Mux(dn, k << cur.log2_rows, k << cur.log2_cols)
-        r = {name: Signal(width, name=name) for name, width in (
-            ("major", 24), ("minor", 24), ("major0", 24), ("nel", 8), ("line", 20),
-            ("line_off", log2_w), ("line_end", 1), ("kind", 2), ("a", 6), ("step", 5))}
-        major, minor, major0, nel, line = r["major"], r["minor"], r["major0"], r["nel"], r["line"]
-        line_off, line_end, kind, a = r["line_off"], r["line_end"], r["kind"], r["a"]
-        rsh = Signal(5)                        # NORM: log2 runs per row
-        esh = Signal(3)                        # NORM: log2 elements per run
-        gsh = Signal(5)                        # transpose: log2 groups per fractal row/column
-        log2_rq = Signal(3)                    # transpose: log2 runs per group (S / G)
-        m.d.comb += log2_rq.eq(log2_side - cur.log2_stack)
-        log2_rq_major = Signal(5)              # ND2NZ, DN2ZN: log2 runs per fractal block
+        tile_minor = Mux(dn, k << cur.log2_rows, k << cur.log2_cols)   # tile k's first element
+        w = _Walk(log2_w)
         with m.Switch(cur.layout):
             with m.Case(TLoadLayout.NORM):
-                lrl = cur.log2_lines
-                m.d.comb += [rsh.eq(cur.log2_cols + log2_esize - lrl), esh.eq(lrl - log2_esize)]
-                m.d.comb += [
-                    major.eq(q >> rsh),
-                    minor.eq(minor_off + ((q & _mask(rsh)) << esh)),
-                    nel.eq(1 << esh),
-                    line.eq(((q << lrl) >> log2_w) << (log2_w - LOG2_LINE)),
-                    line_off.eq((q << lrl)[:log2_w]),
-                    line_end.eq(((q + 1) << lrl)[:log2_w] == 0),
-                ]
-            # lane l of run q is fractal line major of the fractal column (row) block
-            # (q >> M) * lanes + l: line ((q >> M) * lanes + l) << M | major
-            # stacked (G rows a run): run q is rows G * (q mod R/G) .. of block q // (R/G)
-            # (ND2NZ: R = rows; DN2ZN: R = columns)
+                self._walk_norm(m, cur, q, w, tile_minor)
             with m.Case(TLoadLayout.ND2NZ, TLoadLayout.DN2ZN):
-                rq, ax = log2_rq_major, Mux(dn, cur.log2_cols, cur.log2_rows)
-                m.d.comb += [rq.eq(ax - cur.log2_stack),
-                             major.eq((q & _mask(rq)) << cur.log2_stack),
-                             minor.eq(minor_off + ((q >> rq) << log2_span)),
-                             nel.eq(1 << log2_span), line_end.eq(1), kind.eq(self.kind_of(cur.layout)),
-                             line.eq(((q >> rq) << (ax + lanes)) | major), r["step"].eq(ax)]
+                self._walk_fractal_rows(m, cur, q, w, tile_minor, dn, log2_span)
             with m.Case(TLoadLayout.ND2ZN):
-                g = q >> log2_rq
-                m.d.comb += gsh.eq(cur.log2_cols - cur.log2_lines - lanes)
-                fi = g >> gsh
-                jg = g & _mask(gsh)
-                m.d.comb += [kind.eq(KIND_TRANSPOSE), a.eq((q & _mask(log2_rq)) << cur.log2_stack),
-                             major0.eq(fi << log2_side),
-                             major.eq((fi << log2_side) + a),
-                             minor.eq(minor_off + (jg << (cur.log2_lines + lanes))),
-                             nel.eq(1 << (cur.log2_lines + lanes)),
-                             line.eq((fi << cur.log2_cols) + (jg << (cur.log2_lines + lanes)))]
+                self._walk_squares(m, cur, q, w, tile_minor, log2_side,
+                                   cur.log2_cols, "nd2zn")
             with m.Case(TLoadLayout.DN2NZ):
-                g = q >> log2_rq
-                m.d.comb += gsh.eq(cur.log2_rows - cur.log2_lines - lanes)
-                fj = g >> gsh
-                ig = g & _mask(gsh)
-                m.d.comb += [kind.eq(KIND_TRANSPOSE), a.eq((q & _mask(log2_rq)) << cur.log2_stack),
-                             major0.eq(fj << log2_side),
-                             major.eq((fj << log2_side) + a),
-                             minor.eq(minor_off + (ig << (cur.log2_lines + lanes))),
-                             nel.eq(1 << (cur.log2_lines + lanes)),
-                             line.eq((fj << cur.log2_rows) + (ig << (cur.log2_lines + lanes)))]
-        flat_valid = self._flat_run(m, cur, q, r)
-        span = _clamp(m, cur.valid_minor - minor, nel, "valid_elems")
-        r["span"] = span
-        r["velems"] = Mux(cur.flat, flat_valid >> log2_esize,
-                          Mux(major < cur.valid_major, span, 0))
-        r["av"] = _clamp(m, cur.valid_major - major0, LINE_BYTES >> log2_esize, "valid_runs")
-        return r
+                self._walk_squares(m, cur, q, w, tile_minor, log2_side,
+                                   cur.log2_rows, "dn2nz")
+        flat_valid = self._flat_run(m, cur, q, w)
+        w.valid_lines = _clamp(m, cur.valid_minor - w.minor, w.run_elems, "valid_elems")
+        w.read_elems = Mux(cur.flat, flat_valid >> log2_esize,
+                           Mux(w.major < cur.valid_major, w.valid_lines, 0))
+        w.valid_elems = _clamp(m, cur.valid_major - w.square_major,
+                               LINE_BYTES >> log2_esize, "valid_runs")
+        return w
 
-    def _flat_run(self, m, cur, q, r):
+    def _walk_norm(self, m, cur, q, w, tile_minor):
+        """NORM: run q is bytes of a row, 2**log2_lines of them (a row, W bytes of it, or
+        rows narrower than W side by side in one beat)."""
+        log2_w = self.width.bit_length() - 1
+        log2_run_bytes = cur.log2_lines
+        log2_runs_per_row = Signal(5)
+        log2_run_elems = Signal(3)
+        m.d.comb += [log2_runs_per_row.eq(cur.log2_cols + cur.log2_esize - log2_run_bytes),
+                     log2_run_elems.eq(log2_run_bytes - cur.log2_esize)]
+        m.d.comb += [
+            w.major.eq(q >> log2_runs_per_row),
+            w.minor.eq(tile_minor + ((q & _mask(log2_runs_per_row)) << log2_run_elems)),
+            w.run_elems.eq(1 << log2_run_elems),
+            w.line.eq(((q << log2_run_bytes) >> log2_w) << (log2_w - LOG2_LINE)),
+            w.line_off.eq((q << log2_run_bytes)[:log2_w]),
+            w.line_end.eq(((q + 1) << log2_run_bytes)[:log2_w] == 0),
+        ]
+
+    def _walk_fractal_rows(self, m, cur, q, w, tile_minor, dn, log2_span):
+        """ND2NZ, DN2ZN: lane l of run q is fractal line ``major`` of the fractal column
+        (ND2NZ; row for DN2ZN) block (q >> B) * lanes + l, its line
+        ((q >> B) * lanes + l) << log2_block_lines | major, with 2**B runs a block.  Stacked
+        (G rows a run): run q is rows G * (q mod R/G) .. of block q // (R/G) (R: the rows of
+        ND2NZ, the columns of DN2ZN)."""
+        log2_runs_per_block = Signal(5)
+        log2_block_lines = Mux(dn, cur.log2_cols, cur.log2_rows)
+        block = q >> log2_runs_per_block
+        m.d.comb += [log2_runs_per_block.eq(log2_block_lines - cur.log2_stack),
+                     w.major.eq((q & _mask(log2_runs_per_block)) << cur.log2_stack),
+                     w.minor.eq(tile_minor + (block << log2_span)),
+                     w.run_elems.eq(1 << log2_span), w.line_end.eq(1),
+                     w.kind.eq(self.kind_of(cur.layout)),
+                     w.line.eq((block << (log2_block_lines + cur.log2_lanes)) | w.major),
+                     w.log2_step.eq(log2_block_lines)]
+
+    def _walk_squares(self, m, cur, q, w, tile_minor, log2_side, log2_tile_lines, layout):
+        """ND2ZN, DN2NZ: the groups of one square of each of U squares side by side, S/G
+        runs a group.  ``log2_tile_lines`` is the fractal lines of the tile (columns of
+        ND2ZN, rows of DN2NZ); a group is ``log2_lines`` of them, so 2**G' groups (G' =
+        log2_tile_lines - log2_lines - log2_lanes) cross the tile, and group g is group
+        g mod 2**G' of fractal block g >> G'."""
+        log2_runs_per_group = Signal(3)        # S / G
+        log2_groups = Signal(5, name=f"{layout}_log2_groups")
+        m.d.comb += [log2_runs_per_group.eq(log2_side - cur.log2_stack),
+                     log2_groups.eq(log2_tile_lines - cur.log2_lines - cur.log2_lanes)]
+        group = q >> log2_runs_per_group
+        block = group >> log2_groups           # the fractal block: S source rows (columns)
+        group_in_block = group & _mask(log2_groups)
+        log2_group_elems = cur.log2_lines + cur.log2_lanes
+        m.d.comb += [w.kind.eq(KIND_TRANSPOSE),
+                     w.row_in_square.eq((q & _mask(log2_runs_per_group)) << cur.log2_stack),
+                     w.square_major.eq(block << log2_side),
+                     w.major.eq((block << log2_side) + w.row_in_square),
+                     w.minor.eq(tile_minor + (group_in_block << log2_group_elems)),
+                     w.run_elems.eq(1 << log2_group_elems),
+                     w.line.eq((block << log2_tile_lines)
+                               + (group_in_block << log2_group_elems))]
+
+    def _flat_run(self, m, cur, q, w):
         """A flat tile (see the decoder): run q is bytes q*W .. q*W+W-1 of the tile and of
         the source (overriding the layout's walk); returns its valid bytes, those before
         ``flat_bytes``."""
         log2_w = self.width.bit_length() - 1
-        flat_esh = Signal(3)                   # log2 elements of a W-byte run
-        m.d.comb += flat_esh.eq(log2_w - cur.log2_esize)
+        log2_flat_elems = Signal(3)            # log2 elements of a W-byte run
+        m.d.comb += log2_flat_elems.eq(log2_w - cur.log2_esize)
         with m.If(cur.flat):
-            m.d.comb += [r["kind"].eq(KIND_DIRECT), r["major"].eq(0), r["major0"].eq(0),
-                         r["minor"].eq(q << flat_esh), r["nel"].eq(1 << flat_esh),
-                         r["line"].eq(q << self.log2_p), r["line_off"].eq(0),
-                         r["line_end"].eq(1)]
+            m.d.comb += [w.kind.eq(KIND_DIRECT), w.major.eq(0), w.square_major.eq(0),
+                         w.minor.eq(q << log2_flat_elems), w.run_elems.eq(1 << log2_flat_elems),
+                         w.line.eq(q << self.log2_p), w.line_off.eq(0), w.line_end.eq(1)]
         return _clamp(m, cur.flat_bytes - (q << log2_w), self.width, "flat_valid")
 
     def _accept(self, m, busy, finishing):
         """Take an instruction when idle, or in the cycle the current one ends: a faulting
         one once nothing is in flight, a legal one unless it changes the run kind or the
-        element size while runs are in flight.  Returns the registers of the last
-        instruction's kind, for the start of the next."""
-        last = {"kind": Signal(2, name="last_kind"), "log2_esize": Signal(2, name="last_log2_esize"),
-                "valid": Signal(name="have_last")}
+        element size while runs are in flight (the last started instruction's kind and
+        element size are kept for that)."""
+        last_kind = Signal(2)
+        last_log2_esize = Signal(2)
+        have_last = Signal()
         d = self.i.payload
         d_kind = Mux(d.flat, KIND_DIRECT, self.kind_of(d.layout))
-        last["d_kind"] = d_kind
-        same_kind = (d_kind == last["kind"]) & (d.log2_esize == last["log2_esize"])
-        compatible = ~last["valid"] | same_kind | self.idle
+        with m.If(self.started):
+            m.d.sync += [last_kind.eq(d_kind), last_log2_esize.eq(d.log2_esize),
+                         have_last.eq(1)]
+        same_kind = (d_kind == last_kind) & (d.log2_esize == last_log2_esize)
+        compatible = ~have_last | same_kind | self.idle
         m.d.comb += self.fault.payload.eq(d.fault)
         free = ~busy | finishing
         with m.If(free & self.i.valid):
@@ -245,7 +284,6 @@ class FractalAddressGenerator(wiring.Component):
                 m.d.comb += self.i.ready.eq(self.idle & ~busy & self.fault.ready)
             with m.Elif(compatible):
                 m.d.comb += [self.i.ready.eq(1), self.started.eq(1)]
-        return last
 
     def _output(self, m, cur, busy, k, q, run, finishing):
         """The output register: one run per cycle while busy and not back-pressured."""
@@ -259,20 +297,20 @@ class FractalAddressGenerator(wiring.Component):
             m.d.sync += self.o.valid.eq(0)
         with m.If(advance):
             o = self.o.payload
-            major, minor = run["major"], run["minor"]
+            major, minor = run.major, run.minor
             m.d.sync += [
                 self.o.valid.eq(1),
                 o.addr.eq(cur.base + major * cur.stride + (minor << log2_esize)),
-                o.read_bytes.eq((run["velems"] << log2_esize) << cur.log2_stack),
-                o.kind.eq(run["kind"]), o.tile.eq(k), o.line.eq(run["line"]),
-                o.line_off.eq(run["line_off"]), o.line_end.eq(run["line_end"]),
-                o.group_end.eq(Mux(run["kind"] == KIND_CHUNK,       # P/G runs a square
+                o.read_bytes.eq((run.read_elems << log2_esize) << cur.log2_stack),
+                o.kind.eq(run.kind), o.tile.eq(k), o.line.eq(run.line),
+                o.line_off.eq(run.line_off), o.line_end.eq(run.line_end),
+                o.group_end.eq(Mux(run.kind == KIND_CHUNK,       # P/G runs a square
                                    (q & _mask(chunk_rows)) == _mask(chunk_rows),
-                                   run["a"] == (LINE_BYTES >> log2_esize) - (1 << cur.log2_stack))),
-                o.log2_lines.eq(cur.log2_lines), o.valid_lines.eq(run["span"]),
+                                   run.row_in_square == (LINE_BYTES >> log2_esize) - (1 << cur.log2_stack))),
+                o.log2_lines.eq(cur.log2_lines), o.valid_lines.eq(run.valid_lines),
                 o.log2_lanes.eq(cur.log2_lanes), o.log2_stack.eq(cur.log2_stack),
-                o.log2_step.eq(run["step"]),
-                o.valid_elems.eq(run["av"]), o.log2_esize.eq(log2_esize),
+                o.log2_step.eq(run.log2_step),
+                o.valid_elems.eq(run.valid_elems), o.log2_esize.eq(log2_esize),
                 o.pattern.eq(cur.pattern), o.null.eq(cur.null),
                 o.instr_last.eq(last_q & last_k),
             ]

@@ -50,9 +50,6 @@ EQUIVALENT: dict[str, str] = {
     "g:tiles/system.py:185:60:const+1":
         "words_bits = ... + 2: the width of the TADD beat counter, one bit wider; it counts "
         "to at most LCFR / W beats either way, so every value and comparison is the same",
-    "g:tload/addrgen.py:151:53:const+1":
-        "(\"major0\", 24) -> 25: the width of a register that holds a row or column index "
-        "below 2**24; one bit wider, every value is the same",
     "g:l1l0/engine.py:287:43:slice-hi+1":
         "wr.payload.addr.eq(waddr[:33]): the addr field is 32 bits wide, so the assignment "
         "drops the 33rd bit and the L0 write address is waddr[:32] as before",
