@@ -7,7 +7,6 @@ import random
 import pytest
 from amaranth import Module
 from amaranth.lib import wiring
-from amaranth.sim import Simulator
 
 from tilecosim.hdl.tload.addrgen import KIND_TRANSPOSE, FractalAddressGenerator
 from tilecosim.hdl.tload.decode import TLoadDecoder
@@ -15,8 +14,10 @@ from tilecosim.hdl.tload.types import TLoadInstr
 from tilecosim.model.faults import Fault
 from tilecosim.model.scenarios import random_tload
 from tilecosim.model.tload import TLoadLayout as L, TLoadParams, plan
+from tilecosim.sim.api import pack, run_amaranth, stretched, unpack, watchdog
 from tilecosim.sim.benches.tload import instr_payload
-from tests.watchdog import run_bounded
+from tilecosim.sim.stall import Stall
+from tilecosim.sim.streams import Sink, Source
 
 MEM = 1 << 16
 
@@ -37,42 +38,48 @@ class Front(wiring.Component):
         return m
 
 
-def runs_of(params):
-    """Every run of each TLOAD, and the fault codes of the faulting ones, in order."""
+def runs_of(params, stall=0.0, seed=0):
+    """Every run of each TLOAD, and the fault codes of the faulting ones, in order: through
+    the shared stream drivers, with the seeded idle and back-pressure patterns of every bench
+    when ``stall`` > 0."""
     dut = Front()
-    dec, gen = dut.dec, dut.gen
+    state = {"cycle": 0, "done": False}
     runs, faults = [], []
+    run_layout = dut.gen.o.payload.shape()
+    finished = [0]
 
-    async def driver(ctx):
-        ctx.set(dec.mem_size, MEM)
-        for p in params:
-            ctx.set(dec.i.payload, TLoadInstr.const(instr_payload(p)))
-            ctx.set(dec.i.valid, 1)
-            await ctx.tick().until(dec.i.ready)
-        ctx.set(dec.i.valid, 0)
+    def count(n):
+        finished[0] += n
+        state["done"] = finished[0] == len(params)
 
-    async def sink(ctx):
-        ctx.set(gen.o.ready, 1)
-        ctx.set(gen.fault.ready, 1)
-        ctx.set(gen.idle, 1)
-        done = 0
-        while done < len(params):
-            _, _, ov, op, fv, fp = await ctx.tick().sample(gen.o.valid, gen.o.payload,
-                                                            gen.fault.valid, gen.fault.payload)
-            if ov:
-                runs.append({k: int(getattr(op, k)) for k in ("addr", "read_bytes", "kind",
-                                                              "tile", "instr_last")})
-                done += bool(op.instr_last)
-            if fv:
-                faults.append(fp.value)
-                done += 1
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(driver)
-    sim.add_testbench(sink)
+    def on_run(bits, cycle):
+        run = unpack(run_layout, bits)
+        runs.append({k: int(getattr(run, k)) for k in ("addr", "read_bytes", "kind", "tile",
+                                                       "instr_last")})
+        count(int(run.instr_last))
+
+    def on_fault(bits, cycle):
+        faults.append(int(bits))
+        count(1)
+
+    async def inputs(port):                          # the engine's settings, held
+        port.set("dec__mem_size", MEM)
+        port.set("gen__idle", 1)
+        await port.tick()
+    go = 1 - stall
+
+    def pattern(k):
+        return Stall(seed, k, go) if stall else None
+    instrs = [pack(TLoadInstr, instr_payload(p)) for p in params]
+    procs = [inputs, Source("dec__i", instrs, state, stall=pattern(0)),
+             Sink("gen__o", state, on_run, stall=pattern(1)),
+             Sink("gen__fault", state, on_fault, stall=pattern(2))]
     # at least one byte per run and one run per cycle: the output bytes bound the cycles
     out_bytes = sum(size for p in params for _, size in p.outputs)
-    run_bounded(sim, out_bytes + 100 * len(params) + 1000, "decoder + address generator bench")
+    limit = stretched(out_bytes + 100 * len(params) + 1000, go)
+    run_amaranth(dut, procs + [watchdog(state, limit, lambda: None)])
+    assert finished[0] == len(params), \
+        f"decoder + address generator bench: {finished[0]} of {len(params)} TLOADs in {limit} cycles"
     return runs, faults
 
 
@@ -117,8 +124,8 @@ def runs_needed(p):
     return lines // min(s, extent) * s // (2 if stacked(p) else 1)
 
 
-def check(params):
-    runs, faults = runs_of(params)
+def check(params, stall=0.0, seed=0):
+    runs, faults = runs_of(params, stall, seed)
     legal = []
     for p in params:
         try:
@@ -138,15 +145,18 @@ def check(params):
         assert sorted({r["tile"] for r in mine}) == list(range(len(p.outputs)))
 
 
+@pytest.mark.parametrize("stall", [0.0, 0.5])
 @pytest.mark.parametrize("layout", list(L))
-def test_random_tloads_read_exactly_the_valid_block(layout):
+def test_random_tloads_read_exactly_the_valid_block(layout, stall):
+    """Eight random TLOADs of a layout, back to back; with ``stall`` the instructions come
+    with gaps and the runs and faults are taken under back-pressure."""
     rng = random.Random(int(layout) + 40)
     params = []
     while len(params) < 8:
         p, span = random_tload(rng, layout, sizes=(256, 512, 1024, 2048))
         if span <= MEM:
             params.append(p)
-    check(params)
+    check(params, stall, seed=int(layout))
 
 
 @pytest.mark.parametrize("layout", list(L))

@@ -13,11 +13,26 @@ import random
 
 import numpy as np
 import pytest
+from amaranth.sim import Simulator
 
+from tests.watchdog import run_bounded
 from tilecosim import ops
+from tilecosim.hdl.tiles.elementwise import ElementwiseALU, LaneWidth
+from tilecosim.hdl.tiles.records import RecordAssembler
+from tilecosim.hdl.tiles.regfile import TileRegisterFile
+from tilecosim.hdl.tiles.types import QUEUE_CODES, LookupStatus, Opcode, RecordBeat
+from tilecosim.hdl.tiles.types import RecordKind as K
 from tilecosim.model.asm import parse_program
 from tilecosim.model.display import seeded_memory
+from tilecosim.model.dtypes import dtype
+from tilecosim.model.faults import TileAllocation
+from tilecosim.model.layouts import Layout
+from tilecosim.model.tiles import QUEUE_DEPTH, TileRef, TileRegisterFile as Golden
+from tilecosim.model.tload import TileImage
+from tilecosim.sim.api import pack, run_amaranth, stretched, unpack, watchdog
 from tilecosim.sim.benches.program import ProgramConfig, golden_steps, run_programs
+from tilecosim.sim.stall import Stall
+from tilecosim.sim.streams import Sink, Source
 
 REGS = {"a0": 0, "a1": 512, "a2": 1024, "a3": 4096}
 LOAD = "TLOAD.NORM <LB0:16, LB1:16, S16, Zero>, [{}], ->{}<512>\n"
@@ -162,8 +177,6 @@ def test_a_tadd_streamed_right_after_the_tload_it_reads():
 
 
 def test_the_alu_lanes_wrap_as_numpy():
-    from amaranth.sim import Simulator
-    from tilecosim.hdl.tiles.elementwise import ElementwiseALU, LaneWidth
     alu = ElementwiseALU(32)
     rng = np.random.default_rng(3)
     cases = []
@@ -198,43 +211,31 @@ def test_the_alu_lanes_wrap_as_numpy():
 
 
 def assemble(blocks):
-    """Each block (a list of record-beat dicts) through the RecordAssembler alone: the ``bad``
-    bit of each instruction it emits."""
-    from amaranth.sim import Simulator
-
-    from tests.watchdog import run_bounded
-    from tilecosim.hdl.tiles.records import RecordAssembler
-    from tilecosim.hdl.tiles.types import RecordBeat
+    """Each block (a list of record-beat dicts) through the RecordAssembler alone, under the
+    shared stream drivers' seeded idle and back-pressure: the ``bad`` bit of each instruction
+    it emits."""
     dut = RecordAssembler()
+    state = {"cycle": 0, "done": False}
     bad = []
+    out_layout = dut.o.payload.shape()
 
-    async def source(ctx):
-        for block in blocks:
-            for k, beat in enumerate(block):
-                full = {"value0": 0, "value1": 0, **beat, "end": int(k == len(block) - 1)}
-                ctx.set(dut.i.payload, RecordBeat.const(full))
-                ctx.set(dut.i.valid, 1)
-                await ctx.tick().until(dut.i.ready)
-        ctx.set(dut.i.valid, 0)
+    def on_beat(bits, cycle):
+        bad.append(int(unpack(out_layout, bits).bad))
+        state["done"] = len(bad) == len(blocks)
 
-    async def sink(ctx):
-        ctx.set(dut.o.ready, 1)
-        while len(bad) < len(blocks):
-            _, _, v, p = await ctx.tick().sample(dut.o.valid, dut.o.payload)
-            if v:
-                bad.append(int(p.bad))
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(source)
-    sim.add_testbench(sink)
-    run_bounded(sim, 20 * sum(map(len, blocks)) + 50, "record assembler bench")
+    beats = [pack(RecordBeat, {"value0": 0, "value1": 0, **beat, "end": int(k == len(block) - 1)})
+             for block in blocks for k, beat in enumerate(block)]
+    limit = stretched(20 * len(beats) + 50, 0.5)
+    run_amaranth(dut, [Source("i", beats, state, stall=Stall(len(beats), 0, 0.5)),
+                       Sink("o", state, on_beat, stall=Stall(len(beats), 1, 0.5)),
+                       watchdog(state, limit, lambda: None)])
+    assert len(bad) == len(blocks), f"record assembler bench: {len(bad)} of {len(blocks)}"
     return bad
 
 
 def test_a_tadd_block_without_two_sources_and_a_destination_is_illegal():
     """D9's TADD/TSUB template is BSTART.TEW, two B.IOS (the sources) and a B.IOT (the
     destination): a block missing any of them is IllegalInstruction (``bad``)."""
-    from tilecosim.hdl.tiles.types import Opcode, RecordKind as K
     start = {"record": {"kind": K.BSTART_TEW, "f0": Opcode.TADD.value}}
     src = {"record": {"kind": K.B_IOS, "f0": 0, "f1": 1, "f2": 0}}
     dst = {"record": {"kind": K.B_IOT, "f0": 1, "f1": 1}}
@@ -255,17 +256,6 @@ def test_the_register_file_alone_keeps_the_models_names_and_rule():
     (reads, most of the oldest live register, released at commit unless reused; one
     allocation into the queue with most room, or several anywhere; none when no queue has
     room, a release alone)."""
-    from amaranth.sim import Simulator
-
-    from tests.watchdog import run_bounded
-    from tilecosim.hdl.tiles.regfile import TileRegisterFile
-    from tilecosim.hdl.tiles.types import QUEUE_CODES, LookupStatus
-    from tilecosim.model.dtypes import dtype
-    from tilecosim.model.faults import TileAllocation
-    from tilecosim.model.layouts import Layout
-    from tilecosim.model.tiles import QUEUE_DEPTH, TileRef, TileRegisterFile as Golden
-    from tilecosim.model.tload import TileImage
-
     dut = TileRegisterFile(width=32, slot_bytes=256)
     gold = Golden()
     rng = random.Random(29)

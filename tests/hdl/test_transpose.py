@@ -1,14 +1,13 @@
 """The transpose unit: both implementations against numpy's transpose, with random
 back-pressure, every element size, partial squares; and the square one's throughput."""
 
-import random
-
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from tilecosim.hdl.transpose import ChunkTranspose, NaiveTranspose, SquareTranspose
-from tests.watchdog import run_bounded
+from tilecosim.sim.api import pack as pack_fields, run_amaranth, unpack, watchdog
+from tilecosim.sim.stall import Stall
+from tilecosim.sim.streams import Sink, Source
 
 
 def squares(seed, count=10, lb=None, b4=False, bits=256):
@@ -34,38 +33,26 @@ def pack(elems, lg):
 
 def stream_through(dut, payloads, total, fields, seed, p_in, p_out, limit, name):
     """Offer ``payloads`` on ``dut.i`` and take ``total`` outputs of ``dut.o`` (the ``fields``
-    of each, as ints), with random idle and back-pressure; returns (outputs, first/last
-    output cycle)."""
-    rng = random.Random(seed)
-    got, timing = [], {}
+    of each, as ints) through the shared stream drivers, idling and back-pressuring with the
+    seeded patterns every bench uses; returns (outputs, cycles from the first input taken to the
+    first and the last output)."""
+    state = {"cycle": 0, "done": False}
+    got, timing, accepted = [], {}, []
+    in_layout, out_layout = dut.i.payload.shape(), dut.o.payload.shape()
 
-    async def source(ctx):
-        for payload in payloads:
-            while rng.random() > p_in:
-                ctx.set(dut.i.valid, 0)
-                await ctx.tick()
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, payload)
-            await ctx.tick().until(dut.i.ready)
-        ctx.set(dut.i.valid, 0)
+    def on_beat(bits, cycle):
+        p = unpack(out_layout, bits)
+        got.append(tuple(int(getattr(p, f)) for f in fields))
+        timing.setdefault("first", cycle - accepted[0])      # cycles after the first input
+        timing["last"] = cycle - accepted[0]
+        state["done"] = len(got) == total
 
-    async def sink(ctx):
-        orng = random.Random(seed + 1)
-        cycle = 0
-        while len(got) < total:
-            ctx.set(dut.o.ready, orng.random() < p_out)
-            _, _, v, r, pl = await ctx.tick().sample(dut.o.valid, dut.o.ready, dut.o.payload)
-            if v and r:
-                got.append(tuple(int(getattr(pl, f)) for f in fields))
-                timing.setdefault("first", cycle)
-                timing["last"] = cycle
-            cycle += 1
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(source)
-    sim.add_testbench(sink)
-    run_bounded(sim, limit, name)
+    source = Source("i", [pack_fields(in_layout, pl) for pl in payloads], state,
+                    stall=Stall(seed, 0, p_in) if p_in < 1 else None, accepted=accepted)
+    sink = Sink("o", state, on_beat, stall=Stall(seed, 1, p_out) if p_out < 1 else None)
+    clock = watchdog(state, limit, lambda: None)
+    run_amaranth(dut, [source, sink, clock])
+    assert len(got) == total, f"{name}: {len(got)} of {total} outputs within {limit} cycles"
     return got, timing
 
 
