@@ -16,7 +16,7 @@ INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip in
 export TILECOSIM_BUILD_CACHE ?= $(CURDIR)/build/sim-cache
 export TILECOSIM_WAVES_DIR ?= $(CURDIR)/build/waves
 
-.PHONY: install demo test bench bench-tload bench-units bench-tiles bench-sim bench-cluster lint fuzz mutation \
+.PHONY: install demo test check bench bench-tload bench-units bench-tiles bench-sim bench-cluster lint fuzz mutation \
         formal regress clean
 
 install: $(STAMP)
@@ -30,7 +30,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/tilecosim demo
 
+# the test tiers (docs/verification.md): `make test` is the inner loop, every test not marked
+# slow (at most 10 minutes on 2 cores; it kills every hand-written mutant by itself:
+# tilecosim mutation --tier test); `make check` runs every test, as CI does
 test: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) -q -m "not slow"
+
+check: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q
 
 # every figure in one run (tilecosim bench: efficiency, latency, simulation speed, golden model

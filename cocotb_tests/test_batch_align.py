@@ -14,6 +14,7 @@ from tilecosim.ops.load_align import random_load_case
 from tilecosim.sim.batch_align import run_batch_load_align
 from tilecosim.sim.benches.align import compare_load_align, simulate_load_align
 
+from tests.tiers import tiered
 from .simulators import SIMULATORS, need
 
 RNG = random.Random(9)
@@ -29,7 +30,7 @@ def python_bench():
     return res
 
 
-@pytest.mark.parametrize("sim", SIMULATORS)
+@pytest.mark.parametrize("sim", tiered(SIMULATORS, lambda sim: sim == "verilator"))
 def test_batch_harness_on_a_verilog_simulator(sim):
     need(sim)
     res = run_batch_load_align(CASES, UB, 256, seed=SEED, p_op=P_OP, p_ready=P_READY,

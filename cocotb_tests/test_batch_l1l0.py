@@ -11,6 +11,7 @@ from tilecosim.sim.batch_l1l0 import run_l1l0_batches
 from tilecosim.sim.benches.load_data_with_transpose import compare_l1l0, simulate_l1l0
 
 from tests.sim.test_batch_l1l0 import calls_and_buffers, same_result
+from tests.tiers import tiered
 from .simulators import SIMULATORS, need
 
 CALLS, L1, L0 = calls_and_buffers(21, dst="L0B")
@@ -23,8 +24,8 @@ def python_bench(width):
             for c, init, seed, stall in BATCHES]
 
 
-@pytest.mark.parametrize("width", [32, 128])
-@pytest.mark.parametrize("sim", SIMULATORS)
+@pytest.mark.parametrize("sim,width", tiered([(s, w) for w in (32, 128) for s in SIMULATORS],
+                                              lambda sim, width: width > 32))
 def test_batch_l1l0_on_a_verilog_simulator(sim, width):
     need(sim)
     op = ops.get("load-data-with-transpose").at_width(width)

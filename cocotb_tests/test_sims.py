@@ -21,6 +21,7 @@ from tilecosim.ops.load_align import VL, random_load_case
 from tilecosim.sim.benches.align import compare_load_align, simulate_load_align
 from tilecosim.sim.benches.tload import SimConfig, run_and_compare
 
+from tests.tiers import tiered
 from .simulators import SIMULATORS, need
 
 
@@ -29,15 +30,19 @@ def on_amaranth(op):
     return ops.get(op).cross_check("amaranth")
 
 
-@pytest.mark.parametrize("sim", SIMULATORS)
-@pytest.mark.parametrize("op,harness", [(op, h) for op in ops.names()
-                                        for h in ("python", "batch")
-                                        if h == "python" or ops.get(op).harness_batch])
+@pytest.mark.parametrize("op,harness,sim", tiered(
+    [(op, h, s) for op in ops.names() for h in ("python", "batch") for s in SIMULATORS
+     if h == "python" or ops.get(op).harness_batch],
+    lambda op, harness, sim: sim == "verilator" and (harness == "batch"
+                                                     or op not in ("tload", "program"))))
 def test_same_results_and_cycles_as_amaranth(op, sim, harness):
     """Every operation of the registry: its fixed scenario set (every mode, a fault,
     back-pressure) on the simulator, through the Python-driven bench and through the batch
     harness (where it has one: not the programs of the tile system), against the golden
-    model and the Python bench's cycles on Amaranth."""
+    model and the Python bench's cycles on Amaranth.  (On Verilator, make test runs the
+    Python bench of the TLOAD engine and of the tile system; the other units and the batch
+    harnesses are in the slow tier there, and regress on Verilator below runs every batch
+    harness in make test.)"""
     need(sim)
     got = ops.get(op).cross_check(sim, harness == "batch")   # asserts the golden model's
     want = on_amaranth(op)                                    # results

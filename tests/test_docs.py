@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from .cli.test_cli import _command
+from .tiers import tiered
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
@@ -62,7 +63,19 @@ def test_the_pages_have_commands():
     assert len(COMMANDS) >= 30
 
 
-@pytest.mark.parametrize("cmd", COMMANDS, ids=[f"{c['page']}:{c['line']}" for c in COMMANDS])
+#: a command that starts a Verilog simulator, writes or lints the Verilog of every top, starts a
+#: Dask cluster or runs the formal tools is in the slow tier (tests/tiers.py): each takes from
+#: several seconds to a minute, and its flow has fast tests of its own in make test
+SLOW_WORDS = ("icarus", "verilator", "tilecosim verilog", "--cluster", "--coverage",
+              "tilecosim formal")
+
+
+def is_slow(text: str) -> bool:
+    return any(w in text for w in SLOW_WORDS) and "--list" not in text
+
+
+@pytest.mark.parametrize("cmd", tiered(COMMANDS, lambda c: is_slow(c["text"])),
+                         ids=[f"{c['page']}:{c['line']}" for c in COMMANDS])
 def test_a_documented_command_runs_as_written(cmd, tmp_path):
     text = cmd["text"]
     m = re.search(r"#\s*exit (\d+)\s*$", text)
@@ -150,7 +163,7 @@ HELP_EXAMPLES = [(n, t) for n, t in _help_examples()
                  if t not in {c["text"] for c in COMMANDS}]
 
 
-@pytest.mark.parametrize("name,text", HELP_EXAMPLES,
+@pytest.mark.parametrize("name,text", tiered(HELP_EXAMPLES, lambda n, t: is_slow(t)),
                          ids=[f"{n}:{k}" for k, (n, _) in enumerate(HELP_EXAMPLES)])
 def test_a_help_example_runs_as_written(name, text, tmp_path):
     """The examples in ``--help`` run too (long ones -- regress, bench, mutation, formal -- are

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from cocotb_tests.simulators import need
+from tests.tiers import SLOW, slow
 from tilecosim.flows.verilog import lint
 
 from .test_cli import REGS, SEED_1, run
@@ -93,9 +94,11 @@ def test_tload_on_the_verilog_simulators(sim):
 FST_MAGIC = bytes(7) + b"\x01"        # an FST file opens with its header block (type 0, length 329)
 
 
-@pytest.mark.parametrize("sim", ["icarus", "verilator"])
+@pytest.mark.parametrize("sim", ["icarus", slow("verilator")])
 def test_load_data_with_transpose_and_load_align_on_the_verilog_simulators(sim, tmp_path):
-    """Same JSON as amaranth (cycles included); --waves writes an FST file."""
+    """Same JSON as amaranth (cycles included); --waves writes an FST file.  (Verilator in
+    the slow tier: its two builds take a minute; cocotb_tests/test_sims.py runs both
+    operations on it in make test.)"""
     need(sim)
     src = tmp_path / "l1.bin"
     src.write_bytes(bytes(range(256)) * 64)
@@ -124,9 +127,11 @@ def test_load_data_with_transpose_and_load_align_on_the_verilog_simulators(sim, 
         assert got == ref
 
 
+@SLOW
 def test_verilog_writes_the_tops_and_they_lint_clean_with_the_waivers(tmp_path):
     """One run of ``verilog --lint`` (the Verilog of every top is slow to write): each top's
-    module, its ports from the signatures, no source attributes, and a clean lint each."""
+    module, its ports from the signatures, no source attributes, and a clean lint each.
+    (Slow tier: make lint runs the same.)"""
     need("verilator")
     r = run("verilog", "--lint", "--out", str(tmp_path))
     assert r.returncode == 0, r.stdout

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from ..tiers import slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: the TLOAD a stalled HDL run spends seconds on
@@ -74,7 +76,9 @@ def _command_env(tmp: Path, **extra) -> dict:
     return env
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+# both signals take one path (cleanup.STOP_SIGNALS): make test sends SIGINT to every
+# subcommand, make check SIGTERM too
+@pytest.mark.parametrize("sig", [signal.SIGINT, slow(signal.SIGTERM)], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("cmd", list(COMMANDS))
 def test_a_signal_at_a_random_moment(tmp_path, cmd, sig):
     argv, latest, kept = COMMANDS[cmd]

@@ -20,6 +20,7 @@ from tilecosim.flows import regress
 from tilecosim.flows.cluster import connect
 
 from ..cli.test_cli import _command, run
+from ..tiers import SLOW
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +41,10 @@ def _report(stdout: str) -> dict:
     return obj
 
 
+@SLOW
 def test_a_local_cluster_and_jobs_give_the_same_report(tmp_path):
-    """The issue's own check: `--cluster local:2` and `--jobs 2`, seed 1, 200 per op."""
+    """`--cluster local:2` and `--jobs 2`, seed 1, 200 per op, give the same report (slow
+    tier: a minute; the cluster tests below run LocalClusters in make test)."""
     a = run("regress", "--cluster", "local:2", "--count", "200", "--seed", "1", "--json",
             "--out", str(tmp_path / "a"))
     b = run("regress", "--jobs", "2", "--count", "200", "--seed", "1", "--json",
@@ -247,6 +250,7 @@ def _scheduler(tmp_path):
             f.close()
 
 
+@SLOW
 def test_workers_without_the_simulator_name_their_host_and_tool(tmp_path):
     """A worker whose PATH has no iverilog fails its jobs with its host and the tool named;
     with no other worker the run stops (exit 2), with one the jobs go there and the report is
@@ -274,6 +278,7 @@ def test_workers_without_the_simulator_name_their_host_and_tool(tmp_path):
     assert len(obj["workers"]) == 1                 # every job ran on the worker with Icarus
 
 
+@SLOW
 def test_workers_share_a_build_cache_and_count_their_builds(tmp_path):
     """--build-cache: the LoadAlign harness is built once for both workers, then reused."""
     args = ["regress", "--backend", "icarus", "--ops", "load-align", "--count", "1200",

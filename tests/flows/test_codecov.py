@@ -10,6 +10,7 @@ import pytest
 from tilecosim.flows import codecov
 
 from ..cli.test_cli import run
+from ..tiers import SLOW
 
 HARNESS_V = "/b/batch_x.v"
 
@@ -96,6 +97,7 @@ def test_coverage_usage_errors_are_one_line_exit_2(tmp_path, argv, complaint):
     assert not (tmp_path / "o").exists()                    # nothing written
 
 
+@SLOW
 def test_verilator_coverage_of_a_bench_shows_what_it_never_drove(tmp_path, monkeypatch):
     """LoadAligns at UB addresses 0, 32 and 64 only: address bits 5 and 6 toggle, bits 7..31
     never do (by construction of the cases).  A second run at address 2**20 (out of bounds),
@@ -143,6 +145,7 @@ def test_verilator_coverage_of_a_bench_shows_what_it_never_drove(tmp_path, monke
     assert 0 < lh <= lf
 
 
+@SLOW
 def test_regress_coverage_reports_each_engine_top_and_writes_lcov(tmp_path):
     from cocotb_tests.simulators import need
     need("verilator")

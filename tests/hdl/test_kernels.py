@@ -13,6 +13,8 @@ from tilecosim.model.buffers import Buffer
 from tilecosim.model.kernels import KERNELS
 from tilecosim.model.load_align import WIDTHS, Addressing, create_mask, update_mask
 
+from ..tiers import slow
+
 VL = 256
 
 
@@ -33,7 +35,7 @@ def mask_bytes(mask):
     return bytes(int(b) for b in mask)
 
 
-@pytest.mark.parametrize("t", ["b8", "b16", "b32"])
+@pytest.mark.parametrize("t", [slow("b8"), "b16", slow("b32")])
 @pytest.mark.parametrize("mode", [1, 2, 3, 4, 5])
 def test_kernel_on_the_units(mode, t):
     size = WIDTHS[t]

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
+from tests.tiers import slow
 from tests.watchdog import run_bounded
 from tilecosim import ops
 from tilecosim.hdl.tiles.elementwise import ElementwiseALU, LaneWidth
@@ -118,7 +119,7 @@ def test_each_fault_of_the_register_file(check):
         assert res.faults == [0] * (line - 1) + [code]
 
 
-@pytest.mark.parametrize("width", [64, 128])
+@pytest.mark.parametrize("width", [slow(64), 128])
 def test_the_system_at_a_wider_beat(width):
     """W = 64 and 128: the seed's example, every fault program and random programs of every
     layout and lane, on W-byte SRAM words and ports."""

@@ -16,6 +16,7 @@ from tilecosim.model.scenarios import random_tload
 from tilecosim.model.tload import TLoadLayout as L, TLoadParams
 
 from ..model.test_tload import EDGE, P
+from ..tiers import slow
 
 STALL = 0.25
 
@@ -40,7 +41,7 @@ def check(p, cfg, mem_seed=0, mem_size=1 << 16):
 DTYPES = ["S8", "FP16", "FP32", "S64", "S4x2"]
 
 
-@pytest.mark.parametrize("width", [32, 64, 128])
+@pytest.mark.parametrize("width", [32, slow(64), 128])       # W = 64: the code of 128, P = 2
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("layout", list(L), ids=lambda x: x.name)
 def test_random_scenarios(layout, dtype, width):
@@ -73,7 +74,7 @@ def test_max_and_min_pads_of_every_data_type(profile):
     check(plist, cfg_for(profile=profile))
 
 
-@pytest.mark.parametrize("n", range(1, 9))
+@pytest.mark.parametrize("n", [1, 2, slow(3), 4, slow(5), slow(6), slow(7), 8])
 def test_outputs(n):
     rng = random.Random(n)
     for width in (32, 128):
@@ -186,7 +187,7 @@ def test_a_hang_is_a_failure_with_a_waveform(tmp_path, monkeypatch):
 
 # --- every W (slow: last, so that a mutant is killed by the tests above first) ----------
 
-@pytest.mark.parametrize("width", [32, 64, 128])
+@pytest.mark.parametrize("width", [32, slow(64), 128])
 @pytest.mark.parametrize("layout", list(L), ids=lambda x: x.name)
 def test_every_element_size_and_pad_at_every_width(layout, width):
     """Every element size x pad of a layout, back to back with back-pressure, each TLOAD of
@@ -219,7 +220,7 @@ NARROW = {   # (layout, type, Col, Row): one output whose rows (NORM, ND2NZ, ND2
 }
 
 
-@pytest.mark.parametrize("width", [32, 64, 128])
+@pytest.mark.parametrize("width", [32, slow(64), 128])
 @pytest.mark.parametrize("name", list(NARROW))
 def test_narrow_dense_tiles_move_several_rows_a_beat(name, width):
     """A dense tile whose rows are narrower than W moves W bytes a cycle: the tile of 4 KB

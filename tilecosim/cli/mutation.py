@@ -19,6 +19,7 @@ examples:
   tilecosim mutation --list
   tilecosim mutation --only addr-norm,keep-mask --json mutation.json
   tilecosim mutation --generated 60 --seed 1 --generated-only --list
+  tilecosim mutation --tier test
 """)
     p.add_argument("--only", metavar="ID[,ID...]", help="run only these mutants")
     p.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=2, metavar="J",
@@ -33,6 +34,9 @@ examples:
                    help="the seed that draws the generated mutants (default 1)")
     p.add_argument("--generated-only", action="store_true",
                    help="leave out the hand-written mutants")
+    p.add_argument("--tier", choices=("test", "check"), default="check",
+                   help="the tests a mutant meets: 'test' those of make test (not marked "
+                   "slow), 'check' all of them, as make check and CI (default check)")
     return {"mutation": cmd_mutation}
 
 
@@ -54,4 +58,4 @@ def cmd_mutation(args) -> int:
         for m in todo:
             print(f"{m.id:20} hdl/{m.file:24} {m.what}")
         return EXIT_OK
-    return run_all(todo, args.jobs, args.json)
+    return run_all(todo, args.jobs, args.json, args.tier)

@@ -10,6 +10,10 @@ operation names in the registry first, then every gateware test if those pass.  
 is *killed* when a test fails; a survivor means a missing test.
 
     tilecosim mutation [--only ID[,ID...]] [--jobs J] [--json FILE] [--list]
+                       [--tier test|check]
+
+``--tier test`` runs only the tests ``make test`` runs (those not marked ``slow``): the
+measure that the inner loop alone still kills every mutant.
 
 ``make mutation`` runs them all and writes ``build/mutation.json``.
 """
@@ -29,12 +33,17 @@ from tilecosim import ops
 
 from . import mutagen
 
-__all__ = ["Mutant", "MUTANTS", "ROOT", "apply", "run_mutant", "select", "run_all"]
+__all__ = ["Mutant", "MUTANTS", "ROOT", "TIERS", "apply", "run_mutant", "select", "run_all"]
 
 ROOT = Path(__file__).resolve().parents[2]      # the repository
 # then every test of the gateware layer
 ALL_HDL_TESTS = sorted(p.relative_to(ROOT).as_posix()
                        for p in (ROOT / "tests" / "hdl").glob("test_*.py"))
+
+
+#: the test tiers: the pytest marker expression of each (``make test`` runs the ``test``
+#: tier, ``make check`` and CI the ``check`` tier, which is every test)
+TIERS = {"test": "not slow", "check": None}
 
 
 def tests_of(file: str) -> list[str]:
@@ -250,12 +259,14 @@ def apply(mutant: Mutant, hdl_dir: Path) -> None:
     path.write_text(text.replace(mutant.old, mutant.new))
 
 
-def _pytest(files, tree: Path, jobs: int, timeout: int):
+def _pytest(files, tree: Path, jobs: int, timeout: int, tier: str = "check"):
     """pytest in the copied tree: its directory comes first on sys.path (and PYTHONPATH, for
-    the subprocesses the tests start), so the mutated ``tilecosim.hdl`` is the one imported."""
+    the subprocesses the tests start), so the mutated ``tilecosim.hdl`` is the one imported;
+    only the tests of ``tier`` (:data:`TIERS`)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
+    marks = ["-m", TIERS[tier]] if TIERS[tier] else []
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-           "-n", str(jobs), *files]
+           "-n", str(jobs), *marks, *files]
     try:
         out = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True,
                              timeout=timeout)
@@ -266,8 +277,10 @@ def _pytest(files, tree: Path, jobs: int, timeout: int):
     return out.returncode, failed[0] if failed else out.stdout.strip().splitlines()[-1:]
 
 
-def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800) -> dict:
-    """Apply one mutant to a copy of ``hdl`` and run the suite; the outcome as a dict."""
+def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800,
+               tier: str = "check") -> dict:
+    """Apply one mutant to a copy of ``hdl`` and run the suite (the tests of ``tier``); the
+    outcome as a dict."""
     t0 = time.perf_counter()
     safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in mutant.id)
     with tempfile.TemporaryDirectory(prefix=f"mutant-{safe}-") as tmp:
@@ -290,7 +303,7 @@ def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800) -> dict:
         for files in (first, [f for f in ALL_HDL_TESTS if f not in first]):
             if not files:
                 continue
-            code, by = _pytest(files, Path(tmp), jobs, timeout)
+            code, by = _pytest(files, Path(tmp), jobs, timeout, tier)
             if code in (1, 2) and isinstance(by, str):      # a test failed (2: -x stopped)
                 return {"id": mutant.id, "killed": True, "by": by,
                         "seconds": round(time.perf_counter() - t0, 1)}
@@ -343,15 +356,16 @@ def _summary(rows: list[dict], todo: list[Mutant]) -> dict:
     return summary
 
 
-def run_all(todo: list[Mutant], jobs: int, json_path: str | None) -> int:
-    """Run the mutants one after the other, print a line each and the summary (and the JSON
-    file, when asked for, once all have run); exit status 1 when a mutant survives
-    that is not argued equivalent in :data:`.mutagen.EQUIVALENT`."""
+def run_all(todo: list[Mutant], jobs: int, json_path: str | None,
+            tier: str = "check") -> int:
+    """Run the mutants one after the other against the tests of ``tier``, print a line each
+    and the summary (and the JSON file, when asked for, once all have run); exit status 1
+    when a mutant survives that is not argued equivalent in :data:`.mutagen.EQUIVALENT`."""
     rows = []
     width = max([20] + [len(m.id) for m in todo])
     print(f"{'mutant':{width}} {'file':22} {'result':10} {'seconds':>7}  killed by / what")
     for m in todo:
-        r = run_mutant(m, jobs)
+        r = run_mutant(m, jobs, tier=tier)
         r["generated"] = m.site is not None
         r["what"] = m.what
         rows.append(r)
@@ -360,7 +374,7 @@ def run_all(todo: list[Mutant], jobs: int, json_path: str | None) -> int:
         r["result"] = result
         print(f"{m.id:{width}} {m.file:22} {result:10} {r['seconds']:>7}  "
               f"{r['by'] if r['killed'] else m.what}", flush=True)
-    summary = _summary(rows, todo)
+    summary = dict(_summary(rows, todo), tier=tier)
     if json_path:                    # whole, at the end: a stopped run writes none
         write_whole(json_path, json.dumps(dict(summary, rows=rows), indent=1))
     print(json.dumps(summary))

@@ -1,7 +1,7 @@
 """The list of proofs: what each proves, how (``bmc`` to a depth, or ``prove``: k-induction,
-which holds for every depth), and whether it is quick enough for ``make test`` (a minute or
-less on one core); ``make formal`` runs them all.  The stream-contract proofs of the units
-are made from the registry of operations (:func:`stream_contract`,
+which holds for every depth), and whether it is quick (a minute or less on one core:
+``make check`` proves it, and ``make test`` if it takes 10 s or less); ``make formal`` runs
+them all.  The stream-contract proofs of the units are made from the registry of operations (:func:`stream_contract`,
 :func:`tilecosim.flows.formal.all_proofs`)."""
 
 from __future__ import annotations

@@ -144,7 +144,8 @@ class Unit:
     keyword arguments)``; ``proof`` the name of its stream-contract proof (``formal --only
     streams-<proof>``; None: none), proved on ``cls(**proof_args)`` under the assumptions
     ``environment`` of :mod:`tilecosim.formal.streams` (None: any input), to depth 8;
-    ``quick``: the proof takes a minute or less (``make test`` runs it)."""
+    ``quick``: the proof takes a minute or less (``make check`` runs it; ``make test`` if it
+    takes 10 s or less)."""
     name: str
     file: str
     tests: tuple[str, ...] = ()
