@@ -52,12 +52,12 @@ def test_only_all_zero_memory_initializers_are_dropped():
 
 
 def test_verilator_sees_only_the_signals_named_public():
-    text = runner.public_vlt("batch_tload", ("clk", "rst", "instr_we"))
+    text = runner.public_vlt("batch_tload", ("clk", "rst", "instr__en"))
     assert text.splitlines() == [
         "`verilator_config",
         'public_flat_rw -module "batch_tload" -var "clk"',
         'public_flat_rw -module "batch_tload" -var "rst"',
-        'public_flat_rw -module "batch_tload" -var "instr_we"']
+        'public_flat_rw -module "batch_tload" -var "instr__en"']
 
 
 def test_the_conversion_cache_key_ignores_the_tool_around_the_gateware(monkeypatch):

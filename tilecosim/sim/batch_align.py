@@ -3,18 +3,17 @@ design, so a simulator runs them without calling Python every cycle.
 
 :class:`BatchLoadAlign` wraps a :class:`~tilecosim.hdl.align.load.LoadAlignUnit`:
 
-* ``op``: the batch (:func:`~tilecosim.sim.harness.batch_source`), presented on the unit's
-  ``op`` stream exactly as the Python bench's :class:`~tilecosim.sim.streams.Source` does,
-  with the cycle every op was accepted.
-* ``ub``: UB, written before the runs through ``ub_we/_waddr/_wdata`` (32-byte words). A read
+* ``op``: the batch (a :class:`~tilecosim.sim.harness.BatchSource` loaded through the ``op``
+  port), presented on the unit's ``op`` stream exactly as the Python bench's
+  :class:`~tilecosim.sim.streams.Source` does, with the cycle every op was accepted.
+* ``ub``: UB, written before the runs through the ``ub`` port (32-byte words). A read
   at any byte address returns the 2*VL bytes from there the cycle after (zeros past the
   image), as the Python bench's UB model does.
 * ``res``: ``ready`` as the second stall pattern says, every result captured with its cycle.
 
-``start`` (one cycle) loads the two patterns from ``seed_op``/``seed_res`` and
-``threshold_op``/``threshold_res`` and begins a run (:func:`~tilecosim.sim.harness.control`);
-``finished`` rises when ``count`` results are in. ``rb_addr`` -> ``rb_*`` read one entry
-back the cycle after. One build serves every batch and every UB image of one size; one
+``start`` (one cycle) loads the two patterns from the ``stall`` port (``op`` and ``res``) and
+begins a run (:class:`~tilecosim.sim.harness.RunControl`); ``finished`` rises when ``count``
+results are in. The ``rb`` port reads one entry back the cycle after. One build serves every batch and every UB image of one size; one
 simulator start runs many batches.
 
 :class:`BatchStoreAlign` does the same around a
@@ -26,7 +25,7 @@ bench's UB port applies them.
 
 import numpy as np
 from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import memory, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from tilecosim.hdl.align.common import AlignOp
@@ -34,15 +33,16 @@ from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
 from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult, StoreAlignUnit
 
 from .api import memory_words
-from .harness import (batch_source, capture, control, read_entries, run_batch, stall_gen,
-                      write_log, write_words)
-from .stall import THRESHOLD_BITS
+from .harness import (Capture, MemoryLoad, Readback, RunControl, WriteLog, batch_source,
+                      loaded_memory, read_entries, run_batch, stall_gens, stall_loads,
+                      write_words)
 
 __all__ = ["BatchLoadAlign", "batch_load_align_setup", "run_batch_load_align",
            "run_load_align_batches", "BatchStoreAlign", "batch_store_align_setup",
            "run_store_align_batches"]
 
 WORD = 32                      # bytes per UB word of the harness
+PORTS = ("op", "res")          # stall ports 0 and 1 of the Python bench
 
 
 class BatchLoadAlign(wiring.Component):
@@ -66,32 +66,27 @@ class BatchLoadAlign(wiring.Component):
         self.ub_words = -(-ub_size // WORD) + self.span
         self.res_layout = LoadAlignResult(vl)
         super().__init__({
-            "op_we": In(1), "op_waddr": In(range(depth)), "op_wdata": In(AlignOp),
-            "ub_we": In(1), "ub_waddr": In(range(self.ub_words)), "ub_wdata": In(8 * WORD),
+            "op": In(MemoryLoad(AlignOp, depth)),
+            "ub": In(MemoryLoad(8 * WORD, self.ub_words)),
             "count": In(range(depth + 1)),
-            "seed_op": In(32), "threshold_op": In(THRESHOLD_BITS),
-            "seed_res": In(32), "threshold_res": In(THRESHOLD_BITS),
+            "stall": In(stall_loads(PORTS)),
             "start": In(1), "finished": Out(1),
-            "rb_addr": In(range(depth)),
-            "rb_result": Out(self.res_layout), "rb_accept": Out(32), "rb_out": Out(32),
+            "rb": In(Readback(depth, {"result": self.res_layout, "accept": 32, "out": 32})),
         })
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.unit = unit = LoadAlignUnit(vl=self.vl, ub_size=self.ub_size)
-        running, cyc = control(m, self.start)
-        go = stall_gen(m, "op", self.seed_op, self.threshold_op, self.start)
-        m.d.comb += self.rb_accept.eq(batch_source(
-            m, "op", unit.op, AlignOp, self.depth, self.op_we, self.op_waddr, self.op_wdata,
-            self.count, go, self.start, running, cyc, self.rb_addr))
+        m.submodules.control = ctl = RunControl()
+        m.d.comb += ctl.start.eq(self.start)
+        go = stall_gens(m, self.stall, PORTS, self.start)
+        batch_source(m, self, self.op, unit.op, ctl, go["op"])
         self._ub(m, unit)
-        _results(self, m, unit, running, cyc)
+        _results(self, m, unit, ctl, go["res"])
         return m
 
     def _ub(self, m, unit):
-        m.submodules.ub = ub = memory.Memory(shape=8 * WORD, depth=self.ub_words, init=[])
-        wp = ub.write_port()
-        m.d.comb += [wp.en.eq(self.ub_we), wp.addr.eq(self.ub_waddr), wp.data.eq(self.ub_wdata)]
+        ub = loaded_memory(m, "ub_memory", self.ub, 8 * WORD, self.ub_words)
         word, shift = unit.ub_addr[5:], Signal(5)
         inside = Signal(self.span)
         parts = []
@@ -111,20 +106,22 @@ class BatchLoadAlign(wiring.Component):
                     m.d.comb += unit.ub_data.eq(window[8 * k:8 * k + 16 * self.vl])
 
 
-def _results(harness, m, unit, running, cyc):
+def _results(harness, m, unit, ctl, go):
     """Both align harnesses: ``res`` ready as the second stall pattern says, every result
     and its cycle captured, ``finished`` with the last."""
-    go = stall_gen(m, "res", harness.seed_res, harness.threshold_res, harness.start)
-    m.d.comb += unit.res.ready.eq(running & go)
-    got = capture(m, {"outs": cyc, "results": unit.res.payload},
-                  unit.res.valid & unit.res.ready, harness.start, running, harness.finished,
-                  harness.count, harness.depth, harness.rb_addr)
-    m.d.comb += [harness.rb_out.eq(got["outs"]), harness.rb_result.eq(got["results"])]
+    m.d.comb += unit.res.ready.eq(ctl.running & go)
+    m.submodules.results = cap = Capture({"out": 32, "result": unit.res.payload.shape()},
+                                         harness.depth)
+    m.d.comb += [cap.take.eq(unit.res.valid & unit.res.ready), cap.fields.out.eq(ctl.cycle),
+                 cap.fields.result.eq(unit.res.payload), cap.start.eq(harness.start),
+                 cap.count.eq(harness.count), cap.rb_addr.eq(harness.rb.addr),
+                 ctl.stop.eq(cap.last), harness.finished.eq(cap.finished),
+                 harness.rb.out.eq(cap.rb.out), harness.rb.result.eq(cap.rb.result)]
 
 
 def _stalls(seeds, thresholds) -> dict:
     """The two stall ports of both align harnesses: the op source and the result sink."""
-    return dict(zip(("op", "res"), zip(seeds, thresholds)))
+    return dict(zip(PORTS, zip(seeds, thresholds)))
 
 
 def batch_load_align_setup(ub: np.ndarray, ub_words: int, vl: int, batches: list):
@@ -142,8 +139,7 @@ def batch_load_align_setup(ub: np.ndarray, ub_words: int, vl: int, batches: list
             if not await run_batch(port, "op", payloads, _stalls(seeds, thresholds), limit):
                 res.timed_out = True
                 continue
-            got = await read_entries(port, "rb_addr", ("rb_result", "rb_accept", "rb_out"),
-                                     len(payloads))
+            got = await read_entries(port, "rb", ("result", "accept", "out"), len(payloads))
             for bits, acc, out in got:
                 pl = layout.from_bits(int(bits))
                 f = pl.fault
@@ -207,37 +203,34 @@ class BatchStoreAlign(wiring.Component):
         self.ub_size, self.vl, self.depth = ub_size, vl, depth
         self.op_layout = StoreAlignOp(vl)
         super().__init__({
-            "op_we": In(1), "op_waddr": In(range(depth)), "op_wdata": In(self.op_layout),
+            "op": In(MemoryLoad(self.op_layout, depth)),
             "count": In(range(depth + 1)),
-            "seed_op": In(32), "threshold_op": In(THRESHOLD_BITS),
-            "seed_res": In(32), "threshold_res": In(THRESHOLD_BITS),
+            "stall": In(stall_loads(PORTS)),
             "start": In(1), "finished": Out(1), "nwrites": Out(range(depth + 1)),
             "overflow": Out(1),
-            "rb_addr": In(range(depth)),
-            "rb_result": Out(StoreAlignResult), "rb_accept": Out(32), "rb_out": Out(32),
-            "lb_addr": In(range(depth)), "lb_waddr": Out(32), "lb_wdata": Out(16 * vl),
-            "lb_wbe": Out(2 * vl),
+            "rb": In(Readback(depth, {"result": StoreAlignResult, "accept": 32, "out": 32})),
+            "lb": In(Readback(depth, {"waddr": 32, "wdata": 16 * vl, "wbe": 2 * vl})),
         })
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.unit = unit = StoreAlignUnit(vl=self.vl, ub_size=self.ub_size)
-        running, cyc = control(m, self.start)
+        m.submodules.control = ctl = RunControl()
+        m.d.comb += ctl.start.eq(self.start)
         with m.If(self.start):
             m.d.sync += self.overflow.eq(0)
-        go = stall_gen(m, "op", self.seed_op, self.threshold_op, self.start)
-        m.d.comb += self.rb_accept.eq(batch_source(
-            m, "op", unit.op, self.op_layout, self.depth, self.op_we, self.op_waddr,
-            self.op_wdata, self.count, go, self.start, running, cyc, self.rb_addr))
-        entry, full = write_log(m, "writes", Cat(unit.ub_waddr, unit.ub_wdata, unit.ub_wbe),
-                                running & unit.ub_wen, self.start, self.depth, self.nwrites,
-                                self.lb_addr)
-        with m.If(full):
+        go = stall_gens(m, self.stall, PORTS, self.start)
+        batch_source(m, self, self.op, unit.op, ctl, go["op"])
+        lb = self.lb
+        m.submodules.writes = log = WriteLog(len(lb.waddr) + len(lb.wdata) + len(lb.wbe),
+                                             self.depth)
+        m.d.comb += [log.entry.eq(Cat(unit.ub_waddr, unit.ub_wdata, unit.ub_wbe)),
+                     log.take.eq(ctl.running & unit.ub_wen), log.start.eq(self.start),
+                     log.lb_addr.eq(lb.addr), Cat(lb.waddr, lb.wdata, lb.wbe).eq(log.lb_entries),
+                     self.nwrites.eq(log.count)]
+        with m.If(log.full):
             m.d.sync += self.overflow.eq(1)
-        nd = 16 * self.vl
-        m.d.comb += [self.lb_waddr.eq(entry[:32]), self.lb_wdata.eq(entry[32:32 + nd]),
-                     self.lb_wbe.eq(entry[32 + nd:])]
-        _results(self, m, unit, running, cyc)
+        _results(self, m, unit, ctl, go["res"])
         return m
 
 
@@ -259,7 +252,7 @@ def batch_store_align_setup(vl: int, batches: list):
                 res["error"] = "the unit wrote UB more than once per op"
                 continue
             for bits, acc, out in await read_entries(
-                    port, "rb_addr", ("rb_result", "rb_accept", "rb_out"), len(payloads)):
+                    port, "rb", ("result", "accept", "out"), len(payloads)):
                 r = StoreAlignResult.from_bits(int(bits))
                 f = r.fault
                 res["results"].append((int(r.next_addr), int(getattr(f, "value", f))))
@@ -267,7 +260,7 @@ def batch_store_align_setup(vl: int, batches: list):
                 res["out"].append(out)
             mem = res["mem"]
             for addr, wdata, be in await read_entries(
-                    port, "lb_addr", ("lb_waddr", "lb_wdata", "lb_wbe"), nwrites):
+                    port, "lb", ("waddr", "wdata", "wbe"), nwrites):
                 d = np.frombuffer(int(wdata).to_bytes(2 * vl, "little"), np.uint8)
                 mask = np.unpackbits(np.frombuffer(int(be).to_bytes(2 * vl // 8, "little"),
                                                    np.uint8), bitorder="little").astype(bool)

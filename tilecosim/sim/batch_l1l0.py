@@ -4,16 +4,17 @@ design, cycle-equal to the Python-driven bench
 
 :class:`BatchL1L0` wraps an :class:`~tilecosim.hdl.l1l0.engine.L1L0Engine`:
 
-* ``op``: the batch (:func:`~tilecosim.sim.harness.batch_source`, stall port 0), with the
-  cycle every call was accepted.
-* L1: 32-byte rows written before the runs through ``l1_we/_waddr/_wdata``, behind the
-  Python bench's Responder in gateware (stall ports 1 and 2), W bytes a read from W/32
+* ``op``: the batch (a :class:`~tilecosim.sim.harness.BatchSource` loaded through the ``op``
+  port, stall port 0), with the cycle every call was accepted.
+* L1: 32-byte rows written before the runs through the ``l1`` port, behind a
+  :class:`~tilecosim.sim.harness.Responder` (stall ports 1 and 2), W bytes a read from W/32
   read ports; a read that is not W bytes from a row inside ``l1_size`` sets ``bad_read`` and
   keeps its address.
 * L0: ``wr`` ready as stall port 3 says; every W-byte write is logged with its cycle (a
   write that is not W-aligned inside ``l0_size`` sets ``bad_write``), eight read back per
-  clock edge.
-* ``done``: always ready; every completion's fault code and cycle captured.
+  clock edge (the ``lb`` port).
+* ``done``: always ready; every completion's fault code and cycle captured, read back with
+  the accept cycles through the ``rb`` port.
 
 The bench side replays the log onto the initial L0 image, so both harnesses give the same
 :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result`. One build serves every
@@ -25,16 +26,16 @@ from __future__ import annotations
 
 import numpy as np
 from amaranth import Cat, Module
-from amaranth.lib import memory, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from tilecosim.hdl.common import FaultCode, check_width
 from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
 
 from .api import memory_words
-from .harness import (batch_source, completions, control, read_bytes, read_entries, read_log,
-                      responder, run_batch, stall_gen, write_log, write_words)
-from .stall import THRESHOLD_BITS
+from .harness import (MemoryLoad, Readback, Responder, RunControl, WriteLog, batch_source,
+                      completions, loaded_memory, read_bytes, read_entries, read_log,
+                      run_batch, stall_gens, stall_loads, write_words)
 
 __all__ = ["BatchL1L0", "batch_l1l0_setup", "run_l1l0_batches"]
 
@@ -73,19 +74,16 @@ class BatchL1L0(wiring.Component):
         self.width = width
         self.l1_words = -(-l1_bytes // WORD)
         super().__init__({
-            "op_we": In(1), "op_waddr": In(range(depth)), "op_wdata": In(LdtOp),
-            "l1_we": In(1), "l1_waddr": In(range(self.l1_words)), "l1_wdata": In(8 * WORD),
+            "op": In(MemoryLoad(LdtOp, depth)),
+            "l1": In(MemoryLoad(8 * WORD, self.l1_words)),
             "count": In(range(depth + 1)),
             "l1_size": In(32), "l0_size": In(32),
-            **{f"seed_{p}": In(32) for p in PORTS},
-            **{f"threshold_{p}": In(THRESHOLD_BITS) for p in PORTS},
+            "stall": In(stall_loads(PORTS)),
             "start": In(1), "finished": Out(1),
             "nbeats": Out(range(beats + 1)), "reads": Out(32), "overflow": Out(1),
             "bad_read": Out(1), "bad_write": Out(1), "bad_addr": Out(32),
-            "rb_addr": In(range(depth)), "rb_accept": Out(32), "rb_done": Out(32),
-            "rb_fault": Out(FaultCode),
-            "lb_addr": In(range(-(-beats // LANES))),
-            "lb_entries": Out(LANES * entry_bits(width)),
+            "rb": In(Readback(depth, {"accept": 32, "done": 32, "fault": FaultCode})),
+            "lb": In(Readback(-(-beats // LANES), {"entries": LANES * entry_bits(width)})),
         })
 
     @property
@@ -97,32 +95,33 @@ class BatchL1L0(wiring.Component):
         m = Module()
         m.submodules.engine = eng = L1L0Engine(width=self.width, transpose=self.transpose)
         m.d.comb += [eng.l1_size.eq(self.l1_size), eng.l0_size.eq(self.l0_size)]
-        running, cyc = control(m, self.start)
+        m.submodules.control = ctl = RunControl()
+        m.d.comb += ctl.start.eq(self.start)
         with m.If(self.start):
             m.d.sync += [self.overflow.eq(0), self.bad_read.eq(0), self.bad_write.eq(0),
                          self.reads.eq(0)]
-        go = {p: stall_gen(m, p, getattr(self, f"seed_{p}"), getattr(self, f"threshold_{p}"),
-                           self.start) for p in PORTS}
-        accept = batch_source(m, "op", eng.op, LdtOp, self.depth, self.op_we, self.op_waddr,
-                              self.op_wdata, self.count, go["op"], self.start, running, cyc,
-                              self.rb_addr)
-        m.d.comb += self.rb_accept.eq(accept)
-        self._l1(m, eng, running, cyc, go)
-        self._l0(m, eng, running, cyc, go)
-        completions(m, self, eng.done, running, cyc)
+        go = stall_gens(m, self.stall, PORTS, self.start)
+        batch_source(m, self, self.op, eng.op, ctl, go["op"])
+        self._l1(m, eng, ctl, go)
+        self._l0(m, eng, ctl, go)
+        completions(m, eng.done, ctl, self.depth, self)
         return m
 
     def _bad(self, m, flag, addr):
         with m.If(~self.bad_read & ~self.bad_write):
             m.d.sync += [flag.eq(1), self.bad_addr.eq(addr)]
 
-    def _l1(self, m, eng, running, cyc, go):
+    def _l1(self, m, eng, ctl, go):
         """The Responder, with L1 behind its head."""
-        m.submodules.l1 = l1 = memory.Memory(shape=8 * WORD, depth=self.l1_words, init=[])
-        w = l1.write_port()
-        m.d.comb += [w.en.eq(self.l1_we), w.addr.eq(self.l1_waddr), w.data.eq(self.l1_wdata)]
-        head, take, full = responder(m, "rd", eng.rd, eng.rd_data, self.start, running, cyc,
-                                     go["rd"], go["rd_data"], self.latency, QUEUE)
+        l1 = loaded_memory(m, "l1", self.l1, 8 * WORD, self.l1_words)
+        m.submodules.responder = rsp = Responder(eng.rd.payload.shape(),
+                                                 eng.rd_data.payload.shape(), self.latency, QUEUE)
+        wiring.connect(m, eng.rd, rsp.req)
+        wiring.connect(m, rsp.resp, eng.rd_data)
+        m.d.comb += [rsp.start.eq(self.start), rsp.running.eq(ctl.running),
+                     rsp.cycle.eq(ctl.cycle), rsp.go_ready.eq(go["rd"]),
+                     rsp.go_valid.eq(go["rd_data"])]
+        head, take, full = rsp.head, rsp.take, rsp.overflow
         addr = eng.rd.payload.addr
         with m.If(take):
             m.d.sync += self.reads.eq(self.reads + 1)
@@ -130,22 +129,22 @@ class BatchL1L0(wiring.Component):
                 self._bad(m, self.bad_read, addr)
         with m.If(full):
             m.d.sync += self.overflow.eq(1)
-        m.d.comb += eng.rd_data.payload.eq(read_bytes(m, l1, head.addr, self.width,
-                                                      aligned=True))
+        m.d.comb += rsp.answer.eq(read_bytes(m, l1, head.addr, self.width, aligned=True))
 
-    def _l0(self, m, eng, running, cyc, go):
+    def _l0(self, m, eng, ctl, go):
         """L0: ``ready`` as the pattern says; every line logged with its cycle."""
-        m.d.comb += eng.wr.ready.eq(running & go["wr"])
+        m.d.comb += eng.wr.ready.eq(ctl.running & go["wr"])
         take = eng.wr.valid & eng.wr.ready
         wr = eng.wr.payload
         low = wr.addr[:(self.width.bit_length() - 1)]
         with m.If(take & ((low != 0) | (wr.addr + self.width > self.l0_size))):
             self._bad(m, self.bad_write, wr.addr)
-        entries, full = write_log(m, "log", Cat(wr.addr, wr.data, cyc), take, self.start,
-                                  self.beats, self.nbeats, self.lb_addr, LANES)
-        with m.If(full):
+        m.submodules.log = log = WriteLog(entry_bits(self.width), self.beats, LANES)
+        m.d.comb += [log.entry.eq(Cat(wr.addr, wr.data, ctl.cycle)), log.take.eq(take),
+                     log.start.eq(self.start), log.lb_addr.eq(self.lb.addr),
+                     self.lb.entries.eq(log.lb_entries), self.nbeats.eq(log.count)]
+        with m.If(log.full):
             m.d.sync += self.overflow.eq(1)
-        m.d.comb += self.lb_entries.eq(entries)
 
 
 def batch_l1l0_setup(l1: np.ndarray, l1_words: int, width: int, batches: list):
@@ -177,13 +176,12 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, width: int, batches: list):
                 continue
             res.reads = reads
             for acc, done, fault in await read_entries(
-                    port, "rb_addr", ("rb_accept", "rb_done", "rb_fault"), len(payloads)):
+                    port, "rb", ("accept", "done", "fault"), len(payloads)):
                 res.accept.append(acc)
                 res.done.append(done)
                 res.faults.append(fault)
             W = width
-            for entry in await read_log(port, "lb_addr", "lb_entries", nbeats, LANES,
-                                        entry_bits(W)):
+            for entry in await read_log(port, "lb", "entries", nbeats, LANES, entry_bits(W)):
                 addr, cycle = entry & MASK32, entry >> 32 + 8 * W
                 line = entry >> 32 & ((1 << 8 * W) - 1)
                 res.l0[addr:addr + W] = np.frombuffer(line.to_bytes(W, "little"), np.uint8)

@@ -4,11 +4,12 @@ runs them without calling Python every cycle, cycle-equal to the Python-driven b
 
 :class:`BatchTLoad` wraps a :class:`~tilecosim.hdl.tload.engine.TLoadEngine`:
 
-* ``instr``: the batch (:func:`~tilecosim.sim.harness.batch_source`), handed over exactly as
-  the Python bench's :class:`~tilecosim.sim.streams.Source` does (stall port 0), with the
-  cycle every instruction was accepted.
-* global memory: 32-byte words written before the runs through ``gm_we/_waddr/_wdata``, and
-  the Python bench's :class:`~tilecosim.sim.streams.Responder` in gateware: a request is
+* ``instr``: the batch (a :class:`~tilecosim.sim.harness.BatchSource` loaded through the
+  ``instr`` port), handed over exactly as the Python bench's
+  :class:`~tilecosim.sim.streams.Source` does (stall port 0), with the cycle every
+  instruction was accepted.
+* global memory: 32-byte words written before the runs through the ``gm`` port, and a
+  :class:`~tilecosim.sim.harness.Responder`, the Python bench's one in gateware: a request is
   taken when stall port 1 lets it, queued with its due cycle (``latency`` later), and
   presented once due in a cycle stall port 2 lets it go, then held until taken. The answer
   is the ``len`` bytes from ``addr`` and 0xA5 after them, as the Python bench's. A request
@@ -17,10 +18,11 @@ runs them without calling Python every cycle, cycle-equal to the Python-driven b
 * ``write``: ``ready`` as stall port 3 says; every write beat logged with its cycle.
 * ``done``: always ready; every completion's fault code and cycle captured.
 
-``start`` (one cycle) loads the four patterns and begins a run; ``finished`` rises with the
-completion of the ``count``-th instruction. ``rb_addr`` -> ``rb_*`` read an instruction's
-accept cycle, completion cycle and fault code back, ``lb_addr`` -> ``lb_entries`` eight
-logged write beats with their cycles, the cycle after. The bench side replays the logged beats through the Python bench's
+``start`` (one cycle) loads the four patterns (the ``stall`` port) and begins a run;
+``finished`` rises with the completion of the ``count``-th instruction. The ``rb`` port
+reads an instruction's accept cycle, completion cycle and fault code back, the ``lb`` port
+eight logged write beats with their cycles, the cycle after. The bench side replays the
+logged beats through the Python bench's
 own tile collector (:class:`~tilecosim.sim.benches.tload.TileCollector`), so both harnesses
 give the same :class:`~tilecosim.sim.benches.tload.SimResult` and the same comparison.
 
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import memory, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from tilecosim.hdl.common import FaultCode
@@ -40,9 +42,9 @@ from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.types import TileWrite, TLoadInstr
 
 from .api import memory_words
-from .harness import (batch_source, completions, control, read_bytes, read_entries, read_log,
-                      responder, run_batch, stall_gen, write_log, write_words)
-from .stall import THRESHOLD_BITS
+from .harness import (MemoryLoad, Readback, Responder, RunControl, WriteLog, batch_source,
+                      completions, loaded_memory, read_bytes, read_entries, read_log,
+                      run_batch, stall_gens, stall_loads, write_words)
 
 __all__ = ["BatchTLoad", "batch_tload_setup", "run_tload_batches", "run_batch_tload"]
 
@@ -85,19 +87,16 @@ class BatchTLoad(wiring.Component):
         self.write_layout = TileWrite(width)
         self.entry_bits = self.write_layout.size + 32             # a beat and its cycle
         super().__init__({
-            "instr_we": In(1), "instr_waddr": In(range(depth)), "instr_wdata": In(TLoadInstr),
-            "gm_we": In(1), "gm_waddr": In(range(self.gm_words)), "gm_wdata": In(8 * WORD),
+            "instr": In(MemoryLoad(TLoadInstr, depth)),
+            "gm": In(MemoryLoad(8 * WORD, self.gm_words)),
             "count": In(range(depth + 1)),
             "mem_size": In(64),
-            **{f"seed_{p}": In(32) for p in PORTS},
-            **{f"threshold_{p}": In(THRESHOLD_BITS) for p in PORTS},
+            "stall": In(stall_loads(PORTS)),
             "start": In(1), "finished": Out(1),
             "nbeats": Out(range(beats + 1)), "requests": Out(32), "overflow": Out(1),
             "bad_req": Out(1), "bad_addr": Out(64), "bad_len": Out(8),
-            "rb_addr": In(range(depth)),
-            "rb_accept": Out(32), "rb_done": Out(32), "rb_fault": Out(FaultCode),
-            "lb_addr": In(range(-(-beats // LANES))),
-            "lb_entries": Out(LANES * self.entry_bits),
+            "rb": In(Readback(depth, {"accept": 32, "done": 32, "fault": FaultCode})),
+            "lb": In(Readback(-(-beats // LANES), {"entries": LANES * self.entry_bits})),
         })
 
     def elaborate(self, platform):
@@ -106,27 +105,28 @@ class BatchTLoad(wiring.Component):
                                                 lcfr=self.lcfr, depth=self.engine_depth,
                                                 transpose=self.transpose)
         m.d.comb += eng.mem_size.eq(self.mem_size)
-        running, cyc = control(m, self.start)
+        m.submodules.control = ctl = RunControl()
+        m.d.comb += ctl.start.eq(self.start)
         with m.If(self.start):
             m.d.sync += [self.overflow.eq(0), self.bad_req.eq(0), self.requests.eq(0)]
-        go = {p: stall_gen(m, p, getattr(self, f"seed_{p}"), getattr(self, f"threshold_{p}"),
-                           self.start) for p in PORTS}
-        accept = batch_source(m, "instr", eng.instr, TLoadInstr, self.depth,
-                              self.instr_we, self.instr_waddr, self.instr_wdata,
-                              self.count, go["instr"], self.start, running, cyc, self.rb_addr)
-        m.d.comb += self.rb_accept.eq(accept)
-        self._memory(m, eng, running, cyc, go)
-        self._writes(m, eng, running, cyc, go)
-        completions(m, self, eng.done, running, cyc)
+        go = stall_gens(m, self.stall, PORTS, self.start)
+        batch_source(m, self, self.instr, eng.instr, ctl, go["instr"])
+        self._memory(m, eng, ctl, go)
+        self._writes(m, eng, ctl, go)
+        completions(m, eng.done, ctl, self.depth, self)
         return m
 
-    def _memory(self, m, eng, running, cyc, go):
+    def _memory(self, m, eng, ctl, go):
         """The Responder, with the global memory behind its head."""
-        m.submodules.gm = gm = memory.Memory(shape=8 * WORD, depth=self.gm_words, init=[])
-        gw = gm.write_port()
-        m.d.comb += [gw.en.eq(self.gm_we), gw.addr.eq(self.gm_waddr), gw.data.eq(self.gm_wdata)]
-        head, take, full = responder(m, "req", eng.req, eng.resp, self.start, running, cyc,
-                                     go["req"], go["resp"], self.latency, QUEUE)
+        gm = loaded_memory(m, "gm", self.gm, 8 * WORD, self.gm_words)
+        m.submodules.responder = rsp = Responder(eng.req.payload.shape(),
+                                                 eng.resp.payload.shape(), self.latency, QUEUE)
+        wiring.connect(m, eng.req, rsp.req)
+        wiring.connect(m, rsp.resp, eng.resp)
+        m.d.comb += [rsp.start.eq(self.start), rsp.running.eq(ctl.running),
+                     rsp.cycle.eq(ctl.cycle), rsp.go_ready.eq(go["req"]),
+                     rsp.go_valid.eq(go["resp"])]
+        head, take, full = rsp.head, rsp.take, rsp.overflow
         req = eng.req.payload
         end = Signal(65)
         m.d.comb += end.eq(req.addr + req.len)
@@ -141,18 +141,19 @@ class BatchTLoad(wiring.Component):
 
         # the answer: W bytes from the head's address, 0xA5 past its length
         shifted = read_bytes(m, gm, head.addr, self.width)
-        m.d.comb += eng.resp.payload.eq(Cat(
+        m.d.comb += rsp.answer.eq(Cat(
             *(Mux(k < head.len, shifted[8 * k:8 * k + 8], JUNK_BYTE) for k in range(self.width))))
 
-    def _writes(self, m, eng, running, cyc, go):
+    def _writes(self, m, eng, ctl, go):
         """The tile side: ``ready`` as the pattern says; every beat logged with its cycle."""
-        m.d.comb += eng.write.ready.eq(running & go["write"])
-        take = eng.write.valid & eng.write.ready
-        entries, full = write_log(m, "log", Cat(eng.write.payload.as_value(), cyc), take,
-                                  self.start, self.beats, self.nbeats, self.lb_addr, LANES)
-        with m.If(full):
+        m.d.comb += eng.write.ready.eq(ctl.running & go["write"])
+        m.submodules.log = log = WriteLog(self.entry_bits, self.beats, LANES)
+        m.d.comb += [log.entry.eq(Cat(eng.write.payload.as_value(), ctl.cycle)),
+                     log.take.eq(eng.write.valid & eng.write.ready), log.start.eq(self.start),
+                     log.lb_addr.eq(self.lb.addr), self.lb.entries.eq(log.lb_entries),
+                     self.nbeats.eq(log.count)]
+        with m.If(log.full):
             m.d.sync += self.overflow.eq(1)
-        m.d.comb += self.lb_entries.eq(entries)
 
 
 def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list):
@@ -182,12 +183,10 @@ def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list)
             if res.error:
                 continue
             res.requests = requests
-            got = await read_entries(port, "rb_addr", ("rb_accept", "rb_done", "rb_fault"),
-                                     len(payloads))
+            got = await read_entries(port, "rb", ("accept", "done", "fault"), len(payloads))
             collector = TileCollector(plist, res, width)
             size = TileWrite(width).size
-            for entry in await read_log(port, "lb_addr", "lb_entries", nbeats, LANES,
-                                        size + 32):
+            for entry in await read_log(port, "lb", "entries", nbeats, LANES, size + 32):
                 collector.record(entry & ((1 << size) - 1), entry >> size)
             for acc, done, fault in got:
                 res.accept_cycles.append(acc)

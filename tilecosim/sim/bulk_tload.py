@@ -20,8 +20,9 @@ simulated design, so a simulator runs a whole TLOAD without calling Python every
 Ports: ``instr`` (the TLOAD, :data:`~tilecosim.hdl.tload.types.TLoadInstr`), ``mem_size`` and
 ``repeat`` are set once before ``start``; ``start`` (pulse) begins the run; ``finished``
 rises when every completion is in; ``cycles`` counts the cycles from start to finished;
-``fault`` is the fault code of the completions (all equal); ``rb_addr`` -> ``rb_data``/``rb_written`` read one tile word back
-the cycle after (for the end-state check).
+``fault`` is the fault code of the completions (all equal); the ``rb`` port
+(:class:`~tilecosim.sim.harness.Readback`) reads one tile word and its written bits back the
+cycle after (for the end-state check).
 
 :func:`bulk_procs` is the simulator-neutral bench: start, wait for ``finished`` (one wait,
 no per-cycle Python on a Verilog simulator), read the tiles back.  :func:`run_bulk_tload`
@@ -41,7 +42,7 @@ from tilecosim.model.faults import Fault
 from tilecosim.model.tload import LCFR, TLoadParams, plan
 
 from tilecosim.sim.api import memory_words
-from tilecosim.sim.harness import read_bytes
+from tilecosim.sim.harness import Readback, read_bytes, read_entries
 from tilecosim.sim.benches.tload import JUNK, SimResult, compare, instr_payload
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.common import FaultCode
@@ -88,9 +89,7 @@ class BulkTLoad(wiring.Component):
             "finished": Out(1),
             "cycles": Out(32),
             "fault": Out(FaultCode),
-            "rb_addr": In(range(self.tile_words)),
-            "rb_data": Out(8 * width),
-            "rb_written": Out(width),
+            "rb": In(Readback(self.tile_words, {"data": 8 * width, "written": width})),
         })
 
     def elaborate(self, platform):
@@ -151,8 +150,8 @@ class BulkTLoad(wiring.Component):
         with m.If(eng.write.valid):
             m.d.comb += [tw.en.eq(wr.be), ww.en.eq(wr.be)]
         rt, rw = tile.read_port(), wmap.read_port()
-        m.d.comb += [rt.addr.eq(self.rb_addr), rw.addr.eq(self.rb_addr),
-                     self.rb_data.eq(rt.data), self.rb_written.eq(rw.data)]
+        m.d.comb += [rt.addr.eq(self.rb.addr), rw.addr.eq(self.rb.addr),
+                     self.rb.data.eq(rt.data), self.rb.written.eq(rw.data)]
         return m
 
 
@@ -186,11 +185,7 @@ def bulk_procs(instr: int, mem_size: int, repeat: int, tile_words: int, width: i
             return
         res.cycles, res.fault = await port.tick("cycles", "fault")
         data, written = bytearray(), []
-        port.set("rb_addr", 0)
-        await port.tick()
-        for k in range(tile_words):
-            port.set("rb_addr", min(k + 1, tile_words - 1))
-            d, w = await port.tick("rb_data", "rb_written")
+        for d, w in await read_entries(port, "rb", ("data", "written"), tile_words):
             data += int(d).to_bytes(width, "little")
             written += [(int(w) >> b) & 1 for b in range(width)]
         res.data = np.frombuffer(bytes(data), dtype=np.uint8)

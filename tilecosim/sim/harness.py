@@ -4,84 +4,309 @@ A batch harness keeps a whole batch inside the simulated design: its memories, i
 operations, the stall patterns of every port and the capture of every result, so that a
 simulator runs the batch without calling Python once per cycle. The harnesses
 (:mod:`~tilecosim.sim.batch_tload`, :mod:`~tilecosim.sim.batch_l1l0`,
-:mod:`~tilecosim.sim.batch_align`) share:
+:mod:`~tilecosim.sim.batch_align`) are built of these Components:
 
-* :func:`control`: ``start`` (one cycle) begins a run; cycle 0 of the run is the cycle after
-  it, as cycle 0 of a Python-driven bench is its first cycle;
-* :func:`stall_gen`: a :class:`~tilecosim.sim.stall.StallGen` loaded at ``start``;
-* :func:`batch_source`: the queue of operations, written before the run through
-  ``<name>_we/_waddr/_wdata``, presented on a stream one by one exactly as the Python
+* :class:`RunControl`: ``start`` (one cycle) begins a run; cycle 0 of the run is the cycle
+  after it, as cycle 0 of a Python-driven bench is its first cycle; ``stop`` ends it;
+* :class:`BatchSource`: the queue of operations, loaded before the run through a
+  :class:`MemoryLoad` port, presented on a stream one by one exactly as the Python
   bench's :class:`~tilecosim.sim.streams.Source` does, with the cycle of every accept;
-* :func:`responder`: a memory port that answers in order after a latency, as the Python
+* :class:`Responder`: a memory port that answers in order after a latency, as the Python
   bench's :class:`~tilecosim.sim.streams.Responder` does;
-* :func:`write_log`: every beat of a stream with its cycle, for the bench to replay;
-* :func:`capture`: the fields of every completion or result, and ``finished`` with the last;
-* :func:`wide_memory`: a capture memory of any width;
-* :func:`read_bytes`: W bytes at any byte address of a memory of 32-byte words (the
-  harnesses' global memory and L1);
+* :class:`WriteLog`: every beat of a stream with its cycle, for the bench to replay;
+* :class:`Capture`: the fields of every completion or result, and ``finished`` with the
+  last;
+* a :class:`~tilecosim.sim.stall.StallGen` per stalled port (:func:`stall_gens`), loaded at
+  ``start`` from a :class:`StallLoad` port;
 
-and on the bench side :func:`write_words` (load a memory through its write port, one word
-per clock edge), :func:`run_batch` (queue a batch, start it, wait for it in one wait) and
-:func:`read_entries` (read a capture back, one entry per edge), :func:`read_log` (a log,
-several entries per edge).
+and the memory helpers :func:`wide_memory` (a memory of any width) and :func:`read_bytes`
+(W bytes at any byte address of a memory of 32-byte words: the harnesses' global memory,
+L1 and UB).
+
+A harness's ports are these signatures, nested in its own: a queue or a memory is
+``In(MemoryLoad(...))``, the patterns are ``In(stall_loads(ports))``, a read-back is
+``In(Readback(...))``. The bench side reaches them through the same signatures, by member:
+:func:`write_words` (load a memory, one word per clock edge), :func:`run_batch` (queue a
+batch, set the patterns, start it, wait for it in one wait), :func:`read_entries` (read a
+capture back, one entry per edge) and :func:`read_log` (a log, several entries per edge).
+The flat names a Verilog simulator sees are the signature's paths joined by ``__``, as
+Amaranth's Verilog back end names the ports (``instr__en``, ``stall__req__seed``,
+``rb__accept``).
 """
 
-from amaranth import Cat, Signal, Value
-from amaranth.lib import data, memory
+from amaranth import Cat, Module, Signal, Value
+from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
 
-from .stall import StallGen
+from .stall import THRESHOLD_BITS, StallGen
 
-__all__ = ["control", "stall_gen", "batch_source", "responder", "write_log", "capture",
-           "completions", "wide_memory", "read_bytes",
-           "write_words", "run_batch", "read_entries", "read_log", "CHUNK"]
+__all__ = ["MemoryLoad", "StallLoad", "stall_loads", "Readback", "RunControl", "BatchSource",
+           "Responder", "WriteLog", "Capture", "stall_gens", "batch_source", "completions", "wide_memory",
+           "loaded_memory", "read_bytes", "path", "write_words", "run_batch", "read_entries",
+           "read_log", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
 
 
-def control(m, start):
-    """(running, cycle): ``running`` rises the cycle after ``start`` and the cycle counter
-    starts at 0 there. The harness clears ``running`` when its batch is done."""
-    running, cyc = Signal(name="running"), Signal(32, name="cycle")
-    with m.If(start):
-        m.d.sync += [running.eq(1), cyc.eq(0)]
-    with m.Elif(running):
-        m.d.sync += cyc.eq(cyc + 1)
-    return running, cyc
+# --- the signatures of a harness's ports (from the bench's side: it drives what is Out) ---
+
+class MemoryLoad(wiring.Signature):
+    """The bench's write port into a harness memory of ``depth`` entries of ``shape``, used
+    before a run: ``data`` goes to entry ``addr`` in every cycle ``en`` is high."""
+
+    def __init__(self, shape, depth: int):
+        super().__init__({"en": Out(1), "addr": Out(range(depth)), "data": Out(shape)})
 
 
-def stall_gen(m, name: str, seed, threshold, start):
-    """The ``go`` of a stall pattern loaded from ``seed``/``threshold`` at ``start``."""
-    m.submodules[f"stall_{name}"] = gen = StallGen()
-    m.d.comb += [gen.seed.eq(seed), gen.threshold.eq(threshold), gen.load.eq(start)]
-    return gen.go
+class StallLoad(wiring.Signature):
+    """A stall pattern's start (:func:`~tilecosim.sim.stall.seed_state`) and go threshold
+    (:func:`~tilecosim.sim.stall.threshold`), loaded at ``start``."""
+
+    def __init__(self):
+        super().__init__({"seed": Out(32), "threshold": Out(THRESHOLD_BITS)})
 
 
-def batch_source(m, name: str, stream, shape, depth: int, we, waddr, wdata, count, go,
-                 start, running, cyc, rb_addr):
-    """The queue ``name`` of ``depth`` operations of ``shape``, presented on ``stream``
-    (valid/ready/payload): before each the source waits for ``go``, then holds ``valid``
-    until the operation is taken. Returns the accept cycle of operation ``rb_addr``, the
-    cycle after."""
-    wdata = Value.cast(wdata)
-    write, read = wide_memory(m, name, len(wdata), depth, read_domain="comb")
-    acc = memory.Memory(shape=32, depth=depth, init=[])
-    m.submodules[f"{name}_accepts"] = acc
-    write(waddr, wdata, we)
-    index, held = Signal(range(depth + 1), name=f"{name}_index"), Signal(name=f"{name}_held")
-    more = running & (index < count)
-    m.d.comb += [stream.payload.eq(read(index)), stream.valid.eq(more & (held | go))]
-    aw = acc.write_port()
-    m.d.comb += [aw.addr.eq(index), aw.data.eq(cyc)]
-    with m.If(start):
-        m.d.sync += [index.eq(0), held.eq(0)]
-    with m.Elif(stream.valid & stream.ready):
-        m.d.comb += aw.en.eq(1)
-        m.d.sync += [index.eq(index + 1), held.eq(0)]
-    with m.Elif(stream.valid):
-        m.d.sync += held.eq(1)
-    ar = acc.read_port()
-    m.d.comb += ar.addr.eq(rb_addr)
-    return ar.data
+def stall_loads(ports) -> wiring.Signature:
+    """One :class:`StallLoad` per stalled port, named as the ports."""
+    return wiring.Signature({p: Out(StallLoad()) for p in ports})
+
+
+class Readback(wiring.Signature):
+    """Reading a capture back after a run: ``addr`` in, each of ``fields`` (name -> shape)
+    of that entry out the cycle after."""
+
+    def __init__(self, depth: int, fields: dict):
+        super().__init__({"addr": Out(range(depth)), **{n: In(s) for n, s in fields.items()}})
+
+
+# --- the pieces -----------------------------------------------------------------------------
+
+class RunControl(wiring.Component):
+    """``running`` rises the cycle after ``start`` and falls the cycle after ``stop``;
+    ``cycle`` counts from 0 in the first cycle of the run. 33 flip-flops."""
+
+    def __init__(self):
+        super().__init__({"start": In(1), "stop": In(1), "running": Out(1), "cycle": Out(32)})
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.If(self.start):
+            m.d.sync += [self.running.eq(1), self.cycle.eq(0)]
+        with m.Elif(self.running):
+            m.d.sync += self.cycle.eq(self.cycle + 1)
+            with m.If(self.stop):
+                m.d.sync += self.running.eq(0)
+        return m
+
+
+class BatchSource(wiring.Component):
+    """The queue of up to ``depth`` operations of ``shape``, presented on ``o``.
+
+    ``load`` writes the queue before a run; from ``start`` the first ``count`` operations
+    go out in order while ``running``: before each the source waits for ``go`` (its stall
+    pattern), then holds ``valid`` until the operation is taken, as the Python bench's
+    :class:`~tilecosim.sim.streams.Source`. The ``cycle`` of every accept is kept;
+    ``rb_addr`` -> ``rb_accept`` reads it back the cycle after. No latency of its own: an
+    operation is offered in the cycle its pattern lets it go.
+    """
+
+    def __init__(self, shape, depth: int):
+        self.shape, self.depth = shape, depth
+        super().__init__({
+            "load": In(MemoryLoad(shape, depth)),
+            "count": In(range(depth + 1)), "go": In(1),
+            "start": In(1), "running": In(1), "cycle": In(32),
+            "o": Out(stream.Signature(shape)),
+            "rb_addr": In(range(depth)), "rb_accept": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        wdata = Value.cast(self.load.data)
+        write, read = wide_memory(m, "queue", len(wdata), self.depth, read_domain="comb")
+        write(self.load.addr, wdata, self.load.en)
+        m.submodules.accepts = acc = memory.Memory(shape=32, depth=self.depth, init=[])
+        index, held = Signal(range(self.depth + 1)), Signal()
+        more = self.running & (index < self.count)
+        m.d.comb += [self.o.payload.eq(read(index)), self.o.valid.eq(more & (held | self.go))]
+        aw = acc.write_port()
+        m.d.comb += [aw.addr.eq(index), aw.data.eq(self.cycle)]
+        with m.If(self.start):
+            m.d.sync += [index.eq(0), held.eq(0)]
+        with m.Elif(self.o.valid & self.o.ready):
+            m.d.comb += aw.en.eq(1)
+            m.d.sync += [index.eq(index + 1), held.eq(0)]
+        with m.Elif(self.o.valid):
+            m.d.sync += held.eq(1)
+        ar = acc.read_port()
+        m.d.comb += [ar.addr.eq(self.rb_addr), self.rb_accept.eq(ar.data)]
+        return m
+
+
+class Responder(wiring.Component):
+    """The Python bench's :class:`~tilecosim.sim.streams.Responder` in gateware, less the
+    answer.
+
+    A request on ``req`` is taken while ``running`` and ``go_ready`` (its pattern) let it,
+    and queued (up to ``queue``) with its due cycle, ``latency`` after ``cycle``. ``resp``
+    becomes valid once the head is due, in a cycle ``go_valid`` lets it go, then holds until
+    taken; its payload is ``answer``, which the harness computes from ``head`` (the queued
+    request). ``take`` is high in the cycle a request is taken; ``overflow`` when one
+    arrives with ``queue`` waiting. ``start`` empties the queue.
+    """
+
+    def __init__(self, req_shape, resp_shape, latency: int, queue: int = 32):
+        self.latency, self.queue = latency, queue
+        self.req_shape = req_shape
+        super().__init__({
+            "start": In(1), "running": In(1), "cycle": In(32),
+            "go_ready": In(1), "go_valid": In(1),
+            "req": In(stream.Signature(req_shape)),
+            "resp": Out(stream.Signature(resp_shape)),
+            "head": Out(req_shape), "answer": In(resp_shape),
+            "take": Out(1), "overflow": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        queue = self.queue
+        shape = data.StructLayout({"req": self.req_shape, "due": 32})
+        m.submodules.pending = pend = memory.Memory(shape=shape, depth=queue, init=[])
+        pw, pr = pend.write_port(), pend.read_port(domain="comb")
+        head, tail = Signal(range(queue)), Signal(range(queue))
+        used, shown = Signal(range(queue + 1)), Signal()
+        m.d.comb += self.req.ready.eq(self.running & self.go_ready)
+        take_req = self.req.valid & self.req.ready
+        m.d.comb += [pw.addr.eq(tail), pw.en.eq(take_req), pw.data.req.eq(self.req.payload),
+                     pw.data.due.eq(self.cycle + self.latency), pr.addr.eq(head)]
+        show = self.running & (used != 0) & (pr.data.due <= self.cycle) & \
+            (shown | self.go_valid)
+        m.d.comb += [self.resp.valid.eq(show), self.resp.payload.eq(self.answer),
+                     self.head.eq(pr.data.req), self.take.eq(take_req)]
+        take_resp = show & self.resp.ready
+        m.d.comb += self.overflow.eq(take_req & (used == queue) & ~take_resp)
+        with m.If(take_req):
+            m.d.sync += tail.eq(tail + 1)
+        with m.If(take_resp):
+            m.d.sync += head.eq(head + 1)
+        m.d.sync += [shown.eq(show & ~self.resp.ready), used.eq(used + take_req - take_resp)]
+        with m.If(self.start):
+            m.d.sync += [head.eq(0), tail.eq(0), used.eq(0), shown.eq(0)]
+        return m
+
+
+class WriteLog(wiring.Component):
+    """Every ``entry`` (``width`` bits) in a cycle ``take`` is high, in order, up to
+    ``capacity``; ``count`` of them so far (``start`` clears it), ``full`` when one arrives
+    on a full log.
+
+    The log is ``lanes`` memories side by side, entry i in memory i % lanes, so that one
+    read returns ``lanes`` entries: ``lb_addr`` = g gives entries g*lanes ..
+    g*lanes+lanes-1 on ``lb_entries`` (the first in the low bits) the cycle after.
+    """
+
+    def __init__(self, width: int, capacity: int, lanes: int = 1):
+        self.width, self.capacity, self.lanes = width, capacity, lanes
+        self.rows = -(-capacity // lanes)
+        super().__init__({
+            "entry": In(width), "take": In(1), "start": In(1),
+            "count": Out(range(capacity + 1)), "full": Out(1),
+            "lb_addr": In(range(self.rows)), "lb_entries": Out(lanes * width),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        lanes, count = self.lanes, self.count
+        lane = count % lanes if lanes > 1 else 0
+        room = count < self.capacity
+        reads = []
+        for k in range(lanes):
+            write, read = wide_memory(m, f"lane{k}", self.width, self.rows)
+            write(count // lanes if lanes > 1 else count, self.entry,
+                  self.take & room & (lane == k))
+            reads.append(read(self.lb_addr))
+        m.d.comb += [self.lb_entries.eq(Cat(*reads)), self.full.eq(self.take & ~room)]
+        with m.If(self.start):
+            m.d.sync += count.eq(0)
+        with m.Elif(self.take & room):
+            m.d.sync += count.eq(count + 1)
+        return m
+
+
+class Capture(wiring.Component):
+    """The ``fields`` (a dict name -> shape) of every cycle ``take`` is high, entry n for the
+    n-th take, up to ``depth``; ``last`` with the ``count``-th take, and ``finished`` from
+    the cycle after it until the next ``start``. ``rb_addr`` -> ``rb`` reads an entry back
+    the cycle after."""
+
+    def __init__(self, fields: dict, depth: int):
+        self.layout = data.StructLayout(fields)
+        self.depth = depth
+        super().__init__({
+            "fields": In(self.layout), "take": In(1), "start": In(1),
+            "count": In(range(depth + 1)), "last": Out(1), "finished": Out(1),
+            "rb_addr": In(range(depth)), "rb": Out(self.layout),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        taken = Signal(range(self.depth + 1))
+        for name in self.layout.members:
+            value = Value.cast(getattr(self.fields, name))
+            write, read = wide_memory(m, name, len(value), self.depth)
+            write(taken, value, self.take)
+            m.d.comb += Value.cast(getattr(self.rb, name)).eq(read(self.rb_addr))
+        m.d.comb += self.last.eq(self.take & (taken + 1 == self.count))
+        with m.If(self.start):
+            m.d.sync += [taken.eq(0), self.finished.eq(0)]
+        with m.Elif(self.take):
+            m.d.sync += taken.eq(taken + 1)
+            with m.If(self.last):
+                m.d.sync += self.finished.eq(1)
+        return m
+
+
+def stall_gens(m, loads, ports, start) -> dict:
+    """A :class:`~tilecosim.sim.stall.StallGen` per port of ``ports``, loaded at ``start``
+    from the harness's ``loads`` (``In(stall_loads(ports))``); port -> its ``go``."""
+    go = {}
+    for p in ports:
+        m.submodules[f"stall_{p}"] = gen = StallGen()
+        load = getattr(loads, p)
+        m.d.comb += [gen.seed.eq(load.seed), gen.threshold.eq(load.threshold),
+                     gen.load.eq(start)]
+        go[p] = gen.go
+    return go
+
+
+def batch_source(m, harness, load, stream_, ctl, go) -> BatchSource:
+    """A :class:`BatchSource` of ``harness.depth`` operations, loaded through the harness's
+    ``load`` port and presented on ``stream_`` (an engine's input stream) in the run of
+    ``ctl`` (a :class:`RunControl`) as ``go`` lets it; ``harness.count`` of them, their
+    accept cycles read back on ``harness.rb.accept``."""
+    m.submodules.source = src = BatchSource(stream_.payload.shape(), harness.depth)
+    wiring.connect(m, wiring.flipped(load), src.load)
+    wiring.connect(m, src.o, stream_)
+    m.d.comb += [src.count.eq(harness.count), src.go.eq(go), src.start.eq(harness.start),
+                 src.running.eq(ctl.running), src.cycle.eq(ctl.cycle),
+                 src.rb_addr.eq(harness.rb.addr), harness.rb.accept.eq(src.rb_accept)]
+    return src
+
+
+def completions(m, done, ctl, capture_depth: int, harness) -> Capture:
+    """An engine's ``done`` stream (one :data:`~tilecosim.hdl.common.Completion` per
+    operation, always taken): the fault code and cycle of every completion captured
+    (``accept`` stays the source's), read back through the harness's ``rb``; the run stops
+    with the ``count``-th."""
+    m.submodules.completions = cap = Capture({"done": 32, "fault": done.payload.fault.shape()},
+                                             capture_depth)
+    m.d.comb += [done.ready.eq(1), cap.take.eq(ctl.running & done.valid),
+                 cap.fields.done.eq(ctl.cycle), cap.fields.fault.eq(done.payload.fault),
+                 cap.start.eq(harness.start), cap.count.eq(harness.count),
+                 cap.rb_addr.eq(harness.rb.addr), ctl.stop.eq(cap.last),
+                 harness.finished.eq(cap.finished),
+                 harness.rb.done.eq(cap.rb.done), harness.rb.fault.eq(cap.rb.fault)]
+    return cap
 
 
 def wide_memory(m, name: str, width: int, depth: int, read_domain: str = "sync"):
@@ -105,6 +330,15 @@ def wide_memory(m, name: str, width: int, depth: int, read_domain: str = "sync")
             m.d.comb += rp.addr.eq(addr)
         return Cat(*(rp.data for _, _, rp in chunks))
     return write, read
+
+
+def loaded_memory(m, name: str, load, width: int, depth: int):
+    """A memory of ``depth`` words of ``width`` bits that the bench writes through ``load``
+    (an ``In(MemoryLoad(...))`` port of the harness) before the runs."""
+    m.submodules[name] = mem = memory.Memory(shape=width, depth=depth, init=[])
+    wp = mem.write_port()
+    m.d.comb += [wp.en.eq(load.en), wp.addr.eq(load.addr), wp.data.eq(load.data)]
+    return mem
 
 
 def read_bytes(m, mem, addr, nbytes: int, domain: str = "comb", en=None,
@@ -133,23 +367,33 @@ def read_bytes(m, mem, addr, nbytes: int, domain: str = "comb", en=None,
     return out
 
 
-async def write_words(port, prefix: str, words) -> None:
-    """Write ``words`` to entries 0.. of the memory behind ``<prefix>_we/_waddr/_wdata``, one
-    per clock edge; ``_we`` is low afterwards."""
+# --- the bench side: a port is reached by its path in the harness's signature --------------
+
+def path(*members: str) -> str:
+    """The flat name of a port at ``members`` (a path through nested signatures), as
+    Amaranth's Verilog back end names it and the bench ports resolve it."""
+    return "__".join(members)
+
+
+async def write_words(port, load: str, words) -> None:
+    """Write ``words`` to entries 0.. of the memory behind the harness's ``load`` port (an
+    ``In(MemoryLoad(...))`` member), one per clock edge; ``en`` is low afterwards."""
+    en, addr, value = (path(load, n) for n in MemoryLoad(1, 1).members)
     for k, w in enumerate(words):
-        port.set(f"{prefix}_we", 1)
-        port.set(f"{prefix}_waddr", k)
-        port.set(f"{prefix}_wdata", w)
+        port.set(en, 1)
+        port.set(addr, k)
+        port.set(value, w)
         await port.tick()
-    port.set(f"{prefix}_we", 0)
+    port.set(en, 0)
 
 
-async def read_entries(port, addr: str, names: tuple, count: int) -> list[tuple]:
-    """Entries 0..count-1 of the capture read through ``addr`` -> ``names`` (read ports
-    with their data the cycle after the address), one per clock edge."""
+async def read_entries(port, readback: str, fields: tuple, count: int) -> list[tuple]:
+    """Entries 0..count-1 of the harness's ``readback`` port (an ``In(Readback(...))``
+    member): the ``fields`` of each, one entry per clock edge."""
     out = []
     if count <= 0:
         return out
+    addr, names = path(readback, "addr"), tuple(path(readback, f) for f in fields)
     port.set(addr, 0)
     await port.tick()
     for k in range(count):
@@ -158,109 +402,29 @@ async def read_entries(port, addr: str, names: tuple, count: int) -> list[tuple]
     return out
 
 
-def responder(m, name: str, req, resp, start, running, cyc, go_ready, go_valid,
-              latency: int, queue: int = 32):
-    """The Python bench's :class:`~tilecosim.sim.streams.Responder` in gateware, less the
-    answer: ``req`` is taken while ``go_ready`` lets it, queued with its due cycle
-    (``latency`` later), and ``resp.valid`` rises once the head is due in a cycle ``go_valid``
-    lets it go, then holds until taken. Returns (the head request, the accept of a request,
-    1 when a request arrives with ``queue`` waiting); the caller drives ``resp.payload``
-    from the head."""
-    shape = data.StructLayout({"req": req.payload.shape(), "due": 32})
-    pend = memory.Memory(shape=shape, depth=queue, init=[])
-    m.submodules[f"{name}_pending"] = pend
-    pw, pr = pend.write_port(), pend.read_port(domain="comb")
-    head, tail = Signal(range(queue)), Signal(range(queue))
-    used, shown = Signal(range(queue + 1)), Signal()
-    m.d.comb += req.ready.eq(running & go_ready)
-    take_req = req.valid & req.ready
-    m.d.comb += [pw.addr.eq(tail), pw.en.eq(take_req), pw.data.req.eq(req.payload),
-                 pw.data.due.eq(cyc + latency), pr.addr.eq(head)]
-    show = running & (used != 0) & (pr.data.due <= cyc) & (shown | go_valid)
-    m.d.comb += resp.valid.eq(show)
-    take_resp = show & resp.ready
-    with m.If(take_req):
-        m.d.sync += tail.eq(tail + 1)
-    with m.If(take_resp):
-        m.d.sync += head.eq(head + 1)
-    m.d.sync += [shown.eq(show & ~resp.ready), used.eq(used + take_req - take_resp)]
-    with m.If(start):
-        m.d.sync += [head.eq(0), tail.eq(0), used.eq(0), shown.eq(0)]
-    return pr.data.req, take_req, take_req & (used == queue) & ~take_resp
-
-
-def write_log(m, name: str, entry, take, start, capacity: int, count, lb_addr, lanes: int = 1):
-    """Log ``entry`` (a Value) in every cycle ``take`` is high, at index ``count`` (a register
-    the log counts, cleared by ``start``), up to ``capacity`` entries. The log is ``lanes``
-    memories side by side, entry i in memory i % lanes, so that one read returns ``lanes``
-    entries: ``lb_addr`` = g gives entries g*lanes .. g*lanes+lanes-1 (the first in the low
-    bits) the cycle after. Returns (that read, 1 when an entry arrives on a full log)."""
-    width, rows = len(entry), -(-capacity // lanes)
-    lane = count % lanes if lanes > 1 else 0
-    reads = []
-    room = count < capacity
-    for k in range(lanes):
-        write, read = wide_memory(m, f"{name}_lane{k}", width, rows)
-        write(count // lanes if lanes > 1 else count, entry, take & room & (lane == k))
-        reads.append(read(lb_addr))
-    with m.If(start):
-        m.d.sync += count.eq(0)
-    with m.Elif(take & room):
-        m.d.sync += count.eq(count + 1)
-    return Cat(*reads), take & ~room
-
-
-def capture(m, fields: dict, take, start, running, finished, count, depth: int, rb_addr) -> dict:
-    """Capture ``fields`` (name -> a value) in every cycle ``take`` is high, entry n for the
-    n-th take; ``finished`` rises and ``running`` falls with the ``count``-th (``start``
-    clears ``finished``). Returns name -> the entry at ``rb_addr``, the cycle after."""
-    taken = Signal(range(depth + 1))
-    out = {}
-    for name, value in fields.items():
-        value = Value.cast(value)
-        write, read = wide_memory(m, name, len(value), depth)
-        write(taken, value, take)
-        out[name] = read(rb_addr)
-    with m.If(start):
-        m.d.sync += [taken.eq(0), finished.eq(0)]
-    with m.Elif(take):
-        m.d.sync += taken.eq(taken + 1)
-        with m.If(taken + 1 == count):
-            m.d.sync += [finished.eq(1), running.eq(0)]
-    return out
-
-
-def completions(m, harness, done, running, cyc) -> None:
-    """An engine's ``done`` stream (one :data:`~tilecosim.hdl.common.Completion` per
-    operation, always taken): every fault code and cycle captured, read back on the
-    harness's ``rb_fault``/``rb_done`` at ``rb_addr``; ``finished`` with the ``count``-th."""
-    m.d.comb += done.ready.eq(1)
-    got = capture(m, {"done_cycles": cyc, "faults": done.payload.fault}, running & done.valid,
-                  harness.start, running, harness.finished, harness.count, harness.depth,
-                  harness.rb_addr)
-    m.d.comb += [harness.rb_done.eq(got["done_cycles"]), harness.rb_fault.eq(got["faults"])]
-
-
-async def read_log(port, addr: str, name: str, count: int, lanes: int, width: int) -> list:
-    """The first ``count`` entries (``width`` bits each) of a :func:`write_log` read through
-    ``addr`` -> ``name``, ``lanes`` per clock edge."""
+async def read_log(port, readback: str, field: str, count: int, lanes: int,
+                   width: int) -> list:
+    """The first ``count`` entries (``width`` bits each) of a :class:`WriteLog` read through
+    the harness's ``readback`` port, ``lanes`` per clock edge."""
     mask = (1 << width) - 1
     out = []
-    for (group,) in await read_entries(port, addr, (name,), -(-count // lanes)):
+    for (group,) in await read_entries(port, readback, (field,), -(-count // lanes)):
         out += [(int(group) >> (k * width)) & mask for k in range(lanes)]
     return out[:count]
 
 
 async def run_batch(port, queue: str, payloads, stalls: dict, limit: int) -> bool:
-    """One run of a harness: write ``payloads`` to the queue ``queue``, set ``count`` and
-    each stall pattern (``stalls``: port name -> (seed state, threshold), on
-    ``seed_<port>``/``threshold_<port>``), pulse ``start`` and wait for ``finished`` in one
-    wait of at most ``limit`` cycles. Returns whether it finished."""
+    """One run of a harness: write ``payloads`` to its ``queue`` (a :class:`MemoryLoad`
+    member), set ``count`` and each stall pattern (``stalls``: port -> (seed state,
+    threshold), on the harness's ``stall`` member, :func:`stall_loads`), pulse ``start`` and
+    wait for ``finished`` in one wait of at most ``limit`` cycles. Returns whether it
+    finished."""
     await write_words(port, queue, payloads)
     port.set("count", len(payloads))
-    for name, (seed, th) in stalls.items():
-        port.set(f"seed_{name}", seed)
-        port.set(f"threshold_{name}", th)
+    seed, threshold = StallLoad().members
+    for name, (state, th) in stalls.items():
+        port.set(path("stall", name, seed), state)
+        port.set(path("stall", name, threshold), th)
     port.set("start", 1)
     await port.tick()
     port.set("start", 0)

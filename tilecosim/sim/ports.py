@@ -74,7 +74,7 @@ def traces(component) -> list:
     for s in names:
         st = getattr(component, s)
         out += [st.valid, st.ready]
-    for name, member in component.signature.members.items():
-        if name not in names and member.is_port:
-            out.append(getattr(component, name))
+    for path, _, value in component.signature.flatten(component):
+        if path[0] not in names:                 # plain ports, nested ones (a harness's) too
+            out.append(value)
     return out
