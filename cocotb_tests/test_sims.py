@@ -41,8 +41,7 @@ def test_same_results_and_cycles_as_amaranth(op, sim, harness):
     harness (where it has one: not the programs of the tile system), against the golden
     model and the Python bench's cycles on Amaranth.  (On Verilator, make test runs the
     Python bench of the TLOAD engine and of the tile system; the other units and the batch
-    harnesses are in the slow tier there, and regress on Verilator below runs every batch
-    harness in make test.)"""
+    harnesses are in the slow tier there: make test runs every batch harness on Icarus.)"""
     need(sim)
     got = ops.get(op).cross_check(sim, harness == "batch")   # asserts the golden model's
     want = on_amaranth(op)                                    # results
@@ -88,9 +87,11 @@ def test_reset_in_the_middle_of_an_instruction_returns_the_engine_to_idle(backen
         assert res.faults[1:] == [0, 2, 0]
 
 
-@pytest.mark.parametrize("sim", SIMULATORS)
+@pytest.mark.parametrize("sim", tiered(SIMULATORS, lambda sim: sim == "verilator"))
 def test_regress_on_the_verilog_simulators(sim, tmp_path):
-    """`tilecosim regress` drives the same batches through cocotb: every op, no mismatch."""
+    """`tilecosim regress` drives the same batches through cocotb: every op, no mismatch.
+    (Verilator in the slow tier: five harness builds in one test, two minutes on a fresh
+    clone; make test runs the TLOAD harness on it in test_batch_tload.py.)"""
     import json
     import subprocess
     import sys
