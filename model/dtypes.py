@@ -19,7 +19,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 __all__ = [
@@ -166,12 +165,24 @@ def pad_bytes(dt: DataType | str, pad: PadValue | str, profile: Profile | str = 
 
 _NUMPY_VIEW = {
     "FP64": np.float64, "FP32": np.float32, "TF32": np.float32, "HF32": np.float32,
-    "FP16": np.float16, "BF16": ml_dtypes.bfloat16,
-    "E4M3": ml_dtypes.float8_e4m3fn, "E5M2": ml_dtypes.float8_e5m2,
-    "E8M0": ml_dtypes.float8_e8m0fnu,
+    "FP16": np.float16,
     "S64": np.int64, "S32": np.int32, "S16": np.int16, "S8": np.int8,
     "U64": np.uint64, "U32": np.uint32, "U16": np.uint16, "U8": np.uint8,
 }
+#: the types ml_dtypes gives numpy, by the name of ml_dtypes' own
+_ML_DTYPES = {"BF16": "bfloat16", "E4M3": "float8_e4m3fn", "E5M2": "float8_e5m2",
+              "E8M0": "float8_e8m0fnu"}
+
+
+def _numpy_type(name: str):
+    """The numpy type that holds a value of the data type ``name``, or None (HiF8, the 4-bit
+    pairs: decoded by hand)."""
+    if name in _ML_DTYPES:
+        # deferred: importing ml_dtypes takes 0.7 s, three quarters of the start of every
+        # tilecosim process, and only these four types need it
+        import ml_dtypes
+        return getattr(ml_dtypes, _ML_DTYPES[name])
+    return _NUMPY_VIEW.get(name)
 
 
 def _hif8_value(v: int) -> float:
@@ -240,7 +251,7 @@ def decode(dt: DataType | str, raw: np.ndarray) -> np.ndarray:
         return np.stack([lut[b & 0xF], lut[b >> 4]], axis=-1)
     if dt.name in _LUT8:
         return _LUT8[dt.name][raw[..., 0]]
-    view = raw.view(np.dtype(_NUMPY_VIEW[dt.name]).newbyteorder("<"))[..., 0]
+    view = raw.view(np.dtype(_numpy_type(dt.name)).newbyteorder("<"))[..., 0]
     return view
 
 
@@ -258,9 +269,9 @@ def encode(dt: DataType | str, values) -> np.ndarray:
         if v.shape[-1:] != (2,):
             raise ValueError(f"{dt.name} values need a trailing axis of 2 (low, high nibble)")
         return (v[..., 0] | (v[..., 1] << 4)).astype(np.uint8)[..., None]
-    if dt.name not in _NUMPY_VIEW:
+    if _numpy_type(dt.name) is None:
         raise ValueError(f"DataType={dt.name} has no numeric encoder")
-    np_t = np.dtype(_NUMPY_VIEW[dt.name])
+    np_t = np.dtype(_numpy_type(dt.name))
     if dt.is_int:
         arr = np.asarray(values).astype(np.int64 if dt.kind == "sint" else np.uint64, casting="unsafe")
         arr = arr.astype(np_t, casting="unsafe")

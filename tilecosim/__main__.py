@@ -10,6 +10,8 @@ import os
 import signal
 import sys
 
+from tilecosim.cli import main
+
 
 def _stopped_while_starting(signum, frame):
     os.write(2, f"tilecosim: stopped by {signal.Signals(signum).name} while starting; nothing "
@@ -21,7 +23,6 @@ def entry() -> int:
     for s in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(s) is not signal.SIG_IGN:   # a background job keeps ignoring it
             signal.signal(s, _stopped_while_starting)
-    from tilecosim.cli import main
     code = main()
     # CPython 3.11 remembers a KeyboardInterrupt that left an exec() of a string (dataclasses
     # and namedtuples build their methods so; a signal can land there) and, under

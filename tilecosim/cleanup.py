@@ -24,6 +24,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -199,7 +200,6 @@ def write_whole(path, content) -> None:
     or absent (an older one stays until the new one is complete; a symbolic link is written
     through and kept).  A new file is the command's until it finishes (:data:`PENDING`).
     Raises OSError."""
-    import tempfile
     target = Path(path).absolute()
     if target.is_symlink():
         target = target.resolve()
@@ -229,7 +229,6 @@ def private_tmp():
     (``TMPDIR``) is a fresh ``tilecosim-*`` folder, removed on the way out, whatever was
     left in it: by a simulator or compiler killed mid-run, or a worker process that never
     ran its clean-up."""
-    import tempfile
     with signals_held():            # tempfile's probe file, the folder: whole or not at all
         folder = tempfile.mkdtemp(prefix="tilecosim-")
         before_env, before_mod = os.environ.get("TMPDIR"), tempfile.tempdir

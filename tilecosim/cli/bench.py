@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 
-from tilecosim.perf.bench import PARTS
+from tilecosim.cleanup import write_whole
+from tilecosim.flows.cluster import INSTALL_HINT
+from tilecosim.perf.bench import PARTS, default_jobs, markdown, run_bench_all
+from tilecosim.perf.tload import yosys
+from tilecosim.progress import Progress
+from tilecosim.sim.runner import VERILOG_SIMS, missing
 
 from .common import FMT, UsageError, int_arg, make_dir
 
@@ -45,8 +52,6 @@ example:
 
 
 def cmd_bench(args) -> int:
-    from tilecosim.perf.bench import default_jobs
-    from tilecosim.sim.runner import VERILOG_SIMS, missing
     args.jobs = args.jobs or default_jobs()
     parts = args.only or PARTS
     for part in ("speed", "regress", "cluster"):
@@ -54,12 +59,9 @@ def cmd_bench(args) -> int:
             if missing(sim):
                 raise UsageError(f"the {part} part needs {sim}: {missing(sim)}")
     if "cluster" in parts:
-        import importlib.util
         if importlib.util.find_spec("distributed") is None:
-            from tilecosim.flows.cluster import INSTALL_HINT
             raise UsageError(f"the cluster part needs dask.distributed: {INSTALL_HINT}")
     if not args.no_area and "area" in parts:
-        from tilecosim.perf.tload import yosys
         try:
             yosys()
         except RuntimeError as e:
@@ -70,10 +72,6 @@ def cmd_bench(args) -> int:
 def _run_and_report(args, out) -> int:
     """Run the parts with a progress bar, write DIR/bench.md and DIR/bench.json whole, print
     the Markdown (and the JSON with --json)."""
-    import json
-    from tilecosim.cleanup import write_whole
-    from tilecosim.perf.bench import markdown, run_bench_all
-    from tilecosim.progress import Progress
     bar = None
 
     def progress(done, total):

@@ -14,16 +14,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import stat
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from tilecosim import ops
 from tilecosim.cleanup import PENDING, write_whole
-from tilecosim.model.asm import parse_int
-from tilecosim.model.display import ramp_memory, seeded_memory
+from tilecosim.model.asm import SCALAR_REGS, parse_int
+from tilecosim.model.display import index_ramp, ramp_memory, seeded_memory
 from tilecosim.model.dtypes import PROFILES
 from tilecosim.model.tload import LCFR
+from tilecosim.sim.ports import probe
+from tilecosim.sim.runner import BenchError
+from tilecosim.sim.waves import write_gtkw
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
 
@@ -145,7 +152,6 @@ def add_machine(p, lcfr_default=LCFR()):
 # --- checks and printouts --------------------------------------------------------------------
 
 def parse_regs(items: list[str]) -> dict[str, int]:
-    from tilecosim.model.asm import SCALAR_REGS
     regs = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -189,7 +195,6 @@ def read_file(opt, path, limit: int = MAX_MEM_SIZE, what: str = "a file of raw b
     missing or empty file, a folder, a device (/dev/zero), a pipe or a /proc or /sys file
     (/proc/self/mem) is a one-line usage error naming the option; nothing past ``limit``
     is read."""
-    import stat
     try:
         st = os.stat(path)
         real = os.path.realpath(path)
@@ -243,7 +248,6 @@ def image_or_ramp(opt: str, path: str | None, bits: int, size: int | None, size_
             raise UsageError(f"{opt} and {size_opt} exclude each other: the file's size is the "
                              f"buffer's size")
         return read_file(opt, path)
-    from tilecosim.model.display import index_ramp
     return index_ramp(bits, default_size if size is None else size)
 
 
@@ -268,7 +272,6 @@ def check_writable(opt: str, path: str | None, suffixes: tuple[str, ...] = (),
         _check_target(opt, path, suffixes, what)
     except OSError as e:                             # a name too long, a loop of links, ...
         raise UsageError(f"{opt} {path!r}: {e.strerror or e}") from None
-    import tempfile
     try:
         fd, tmp = tempfile.mkstemp(dir=Path(path).absolute().parent, prefix=".tilecosim-probe-")
         os.close(fd)
@@ -337,7 +340,6 @@ def make_dir(opt: str, path: str) -> Path:
 
 def backend_errors():
     """What an HDL run raises on bad input or a broken tool (turned into usage errors)."""
-    from tilecosim.sim.runner import BenchError
     return (ValueError, OSError, BenchError)
 
 def usage_from(args, e):
@@ -351,14 +353,10 @@ def wave_lines(args, top) -> list[str]:
     path = args.vcd or args.waves
     if not path or not Path(path).exists():
         return []
-    from tilecosim import ops
-    from tilecosim.sim.ports import probe
-    from tilecosim.sim.waves import write_gtkw
     gtkw = write_gtkw(path, top, args.backend, probe(ops.top(top).make))
     return [f"  waveform: {path}  (gtkwave {path} {gtkw})"]
 
 def quote_argv(argv):
-    import shlex
     prog = "tilecosim" if argv and argv[0].endswith(("tilecosim", "__main__.py")) else argv[0]
     return [prog] + [shlex.quote(a) for a in argv[1:]]
 

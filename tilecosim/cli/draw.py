@@ -21,9 +21,11 @@ import argparse
 from dataclasses import dataclass
 
 import numpy as np
+from PIL import Image, ImageDraw, ImageFont
 
 from tilecosim.model.dtypes import DTYPES
 from tilecosim.model.layouts import Layout, default_fractal, tile_offsets
+from tilecosim.model.load_data import LDT_DTYPES, SQUARES
 from tilecosim.model.tload import TLoadLayout
 
 from .common import EXIT_OK, FMT, UsageError, check_writable, int_arg, write_file
@@ -127,7 +129,6 @@ def layout_picture(name: str, dtype: str, rows: int, cols: int,
 
 def ldt_picture(dtype: str) -> list[Panel]:
     """One LoadDataWithTranspose square in L1 and in L0 (module doc)."""
-    from tilecosim.model.load_data import LDT_DTYPES, SQUARES
     if dtype not in LDT_DTYPES:
         raise ValueError(f"--dtype {dtype!r}: one of {', '.join(LDT_DTYPES)}")
     sq = SQUARES[LDT_DTYPES[dtype]]
@@ -210,7 +211,6 @@ def _esc(text: str) -> str:
 def write_png(panels: list[Panel], path) -> None:
     """The same picture as :func:`to_svg`, rasterized with Pillow (``path``: a file name or
     a binary file object)."""
-    from PIL import Image, ImageDraw, ImageFont
     font = ImageFont.load_default()
     sizes = [_geometry(p) for p in panels]
     width = max(max(40 + cols * cell + 20, 20 + int(font.getlength(p.title)) + 1)

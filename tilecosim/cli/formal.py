@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tilecosim.flows.formal import ToolMissing, run_all, select, tools
+
 from .common import EXIT_OK, FMT, UsageError, check_writable, int_arg, make_dir
 
 
@@ -35,7 +37,6 @@ examples:
 
 
 def cmd_formal(args) -> int:
-    from tilecosim.flows.formal import ToolMissing, run_all, select
     only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
     if args.only is not None and not only:
         raise UsageError(f"--only {args.only!r}: give proof names (see --list)")
@@ -50,7 +51,6 @@ def cmd_formal(args) -> int:
             print(f"{p.name:22} {p.unit:44} {how:12} {quick:5} {p.what}")
         return EXIT_OK
     check_writable("--json", args.json, (".json",))
-    from tilecosim.flows.formal import tools
     try:
         tools()                                  # before anything is created
     except ToolMissing as e:

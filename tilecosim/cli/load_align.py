@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-
+from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
+from tilecosim.model.load_align import (WIDTHS, Addressing, LoadDist, load_align,
+                                        load_align_reference)
+from tilecosim.sim.benches.align import (AlignCase, AlignResult, compare_load_align,
+                                         simulate_load_align)
 
-from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, any_int, backend_errors,
-                     check_waves, check_writable, emit_json, exit_status, int_arg, quote_argv,
-                     image_or_ramp, report_fault, usage_from, wave_lines, write_npz)
+from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, any_int, backend_errors, check_waves,
+                     check_writable, emit_json, exit_status, image_or_ramp, int_arg, quote_argv,
+                     report_fault, usage_from, wave_lines, write_npz)
 
 LOAD_ALIGN_HELP = """\
 Run one LoadAlign (UB -> one or two RegTensors of VL bytes) and print the register lanes.
@@ -30,7 +34,6 @@ dst1 for dual modes) as uint8 arrays of VL bytes.
 def dist_arg(text):
     """A LoadDist by name, or the raw code of the 5-bit field, 0..31 (a code no mode has
     faults IllegalParameter: how regress reproduces such a scenario)."""
-    from tilecosim.model.load_align import LoadDist
     if text.strip().isdigit():
         code = int(text)
         if not 0 <= code < 32:
@@ -56,7 +59,6 @@ DEFAULT_UB_BYTES = 256 << 10
 HEAD_ROWS, TAIL_ROWS = 16, 2
 
 def add_parsers(sub) -> dict:
-    from tilecosim.model.load_align import LoadDist, WIDTHS
     p = sub.add_parser("load-align", help="UB -> RegTensor with a distribution mode",
                        description=LOAD_ALIGN_HELP, formatter_class=FMT)
     p.add_argument("--dist", required=True, type=dist_arg, metavar="DIST_...",
@@ -97,8 +99,6 @@ def add_parsers(sub) -> dict:
 
 
 def cmd_load_align(args) -> int:
-    from tilecosim.model.buffers import Buffer
-    from tilecosim.model.load_align import Addressing, WIDTHS, load_align, load_align_reference
     check_waves(args)
     check_writable("--out", args.out, (".npz",), "a NumPy archive of dst0 (and dst1)")
     ub = Buffer("UB", image_or_ramp("--ub", args.ub, 8 * WIDTHS[args.dtype], args.ub_bytes,
@@ -152,7 +152,6 @@ def cmd_load_align(args) -> int:
 
 def _run_load_align_hdl(args, ub, how) -> dict:
     """Run the op on the Amaranth LoadAlign unit and compare with the golden model."""
-    from tilecosim.sim.benches.align import AlignCase, compare_load_align, simulate_load_align
     if not 0 <= args.addr < 1 << 32 or not -(1 << 31) <= how.value < 1 << 31:
         raise UsageError(f"--backend {args.backend}: the unit takes a 32-bit address and a "
                          f"32-bit signed stride/offset")
@@ -164,7 +163,6 @@ def _run_load_align_hdl(args, ub, how) -> dict:
                                   waves=args.waves)
         problems = compare_load_align([case], ub.data, res, args.vl)
     except AssertionError as e:                  # the bench caught the unit misbehaving
-        from tilecosim.sim.benches.align import AlignResult
         res, problems = AlignResult(), [str(e)]
     except backend_errors() as e:
         raise usage_from(args, e) from None

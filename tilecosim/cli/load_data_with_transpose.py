@@ -7,11 +7,18 @@ import sys
 
 import numpy as np
 
+from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
+from tilecosim.model.load_data import (FRACTAL, LDT_DTYPES, SQUARES, LoadData2dTransposeParams,
+                                       LoadData2dTransposeParamsV2, load_data_with_transpose,
+                                       load_data_with_transpose_reference, plan_ldt, squares_of)
+from tilecosim.sim.benches.load_data_with_transpose import (L1L0Result, LdtCall,
+                                                            run_and_compare_l1l0)
 
 from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_hdl_options, any_int,
-                     backend_errors, check_waves, check_writable, emit_json, exit_status, int_arg,
-                     quote_argv, image_or_ramp, report_fault, usage_from, wave_lines, write_file)
+                     backend_errors, check_waves, check_writable, emit_json, exit_status,
+                     image_or_ramp, int_arg, quote_argv, report_fault, usage_from, wave_lines,
+                     write_file)
 
 LDT_HELP = """\
 Run one LoadDataWithTranspose (L1 -> L0A/L0B, square-block transpose) and print where each
@@ -41,7 +48,6 @@ DEFAULT_L1_BYTES = 512 << 10
 def add_parsers(sub) -> dict:
     p = sub.add_parser("load-data-with-transpose", help="L1 -> L0A/L0B fractal transpose",
                        description=LDT_HELP, formatter_class=FMT)
-    from tilecosim.model.load_data import LDT_DTYPES
     p.add_argument("--dtype", required=True, choices=list(LDT_DTYPES),
                    help="element type; sets the square: int4b 64x64, int8/uint8 32x32, "
                         "half/bfloat16 16x16, float/int32/uint32 16x16 of two 16x8 fractals")
@@ -85,11 +91,6 @@ def add_parsers(sub) -> dict:
 
 
 def cmd_ldt(args) -> int:
-    from tilecosim.model.buffers import Buffer
-    from tilecosim.model.load_data import (LDT_DTYPES, LoadData2dTransposeParams,
-                                           LoadData2dTransposeParamsV2,
-                                           load_data_with_transpose,
-                                           load_data_with_transpose_reference, plan_ldt)
     check_waves(args)
     if args.src_frac_gap is not None and not args.v2:
         raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
@@ -142,7 +143,6 @@ def cmd_ldt(args) -> int:
 
 def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
     """Run the call on the Amaranth L1 -> L0 engine and compare with the golden model."""
-    from tilecosim.sim.benches.load_data_with_transpose import LdtCall, run_and_compare_l1l0
     if l1.size >= 1 << 32 or args.dst_bytes >= 1 << 32:
         raise UsageError(f"--backend {args.backend}: the engine addresses at most 4 GiB of L1 "
                          f"and L0")
@@ -158,14 +158,12 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
                                              backend=args.backend, waves=args.waves,
                                              width=args.width)
     except AssertionError as e:                  # the bench caught the engine misbehaving
-        from tilecosim.sim.benches.load_data_with_transpose import L1L0Result
         res, problems = L1L0Result(), [str(e)]
     except backend_errors() as e:
         raise usage_from(args, e) from None
     match = not problems
     ideal = None
     if res.faults == [0] and params.repeat_times:
-        from tilecosim.model.load_data import LDT_DTYPES, SQUARES
         ideal = params.repeat_times * SQUARES[LDT_DTYPES[params.dtype]].bytes // args.width
     head = f"{args.backend}: {'match' if match else 'MISMATCH'}"
     if res.cycles and ideal:
@@ -181,7 +179,6 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
                      "mismatches": problems}}
 
 def _square_text(title, data, addrs, sq) -> str:
-    from tilecosim.model.load_data import FRACTAL, squares_of
     fr = np.stack([data[a:a + FRACTAL] for a in addrs])[None]
     m = squares_of(fr, sq)[0]
     digits = max(1, sq.bits // 4)

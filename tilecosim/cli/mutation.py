@@ -3,6 +3,8 @@ comparison suite (:mod:`tilecosim.flows.mutation`); needs the repository's tests
 
 from __future__ import annotations
 
+from tilecosim.flows.mutation import ROOT, run_all, select
+
 from .common import EXIT_OK, FMT, UsageError, check_writable, int_arg
 
 
@@ -41,7 +43,6 @@ examples:
 
 
 def cmd_mutation(args) -> int:
-    from tilecosim.flows.mutation import ROOT, run_all, select
     only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
     if args.only is not None and not only:
         raise UsageError(f"--only {args.only!r}: give mutant ids (see --list)")

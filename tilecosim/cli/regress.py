@@ -13,10 +13,16 @@ import signal
 import sys
 from pathlib import Path
 
+from tilecosim import ops
 from tilecosim.cleanup import caught_signal
-from tilecosim.flows import coverage as cov
-from tilecosim.flows.regress import output_env, run_regress
+from tilecosim.flows import codecov, coverage as cov
+from tilecosim.flows.cluster import check_address, connect, parse_local
+from tilecosim.flows.codecov import WAIVERS, CoverageToolError, WaiverError, parse_waivers, yosys
+from tilecosim.flows.coverage import OPS
+from tilecosim.flows.regress import RunStopped, default_jobs, output_env, run_regress
+from tilecosim.ops import regress_default_names
 from tilecosim.progress import Progress
+from tilecosim.sim.runner import missing
 
 from .common import BACKENDS, FMT, UsageError, any_int, int_arg, make_dir, seed_arg
 
@@ -55,7 +61,6 @@ the others, then run regress with --scheduler tcp://HOST:8786.
 
 
 def _cluster_arg(text):
-    from tilecosim.flows.cluster import parse_local
     try:
         return parse_local(text)
     except ValueError as e:
@@ -63,7 +68,6 @@ def _cluster_arg(text):
 
 
 def _scheduler_arg(text):
-    from tilecosim.flows.cluster import check_address
     try:
         return check_address(text)
     except ValueError as e:
@@ -71,7 +75,6 @@ def _scheduler_arg(text):
 
 
 def _ops_arg(text):
-    from tilecosim.flows.coverage import OPS
     ops = [o.strip() for o in text.split(",") if o.strip()]
     bad = [o for o in ops if o not in OPS]
     if bad or not ops:
@@ -80,8 +83,6 @@ def _ops_arg(text):
 
 
 def add_parsers(sub) -> dict:
-    from tilecosim.flows.coverage import OPS
-    from tilecosim.ops import regress_default_names
     p = sub.add_parser("regress", help="coverage-driven random regression, HDL vs golden model",
                        description=REGRESS_HELP, formatter_class=FMT)
     p.add_argument("--backend", choices=BACKENDS[1:], default="amaranth",
@@ -128,15 +129,12 @@ def add_parsers(sub) -> dict:
 
 
 def cmd_regress(args) -> int:
-    from tilecosim.flows.regress import RunStopped, default_jobs
     on_cluster = args.scheduler or args.cluster
     if args.jobs is None:
         args.jobs = 1 if on_cluster else default_jobs()
     if args.backend != "amaranth" and not args.scheduler:    # remote workers check their own
-        from tilecosim.sim.runner import missing
         if missing(args.backend):
             raise UsageError(f"--backend {args.backend}: {missing(args.backend)}")
-    from tilecosim import ops
     for op in args.ops:
         try:
             ops.get(op).at_width(args.width)
@@ -145,8 +143,6 @@ def cmd_regress(args) -> int:
     if args.coverage_waivers is not None and not args.coverage:
         raise UsageError("--coverage-waivers: only with --coverage")
     if args.coverage:
-        from tilecosim.flows.codecov import (WAIVERS, CoverageToolError, WaiverError,
-                                             parse_waivers, yosys)
         if args.backend != "verilator":
             raise UsageError(f"--coverage: needs --backend verilator (not {args.backend}): "
                              "the coverage is Verilator's")
@@ -222,7 +218,6 @@ def run_and_report(args) -> int:
     env.__enter__()
     try:                 # a signal before the run starts stops the command (tilecosim.cli)
         if getattr(args, "scheduler", None) or getattr(args, "cluster", None):
-            from tilecosim.flows.cluster import connect
             cluster = connect(args.scheduler, args.cluster)
         run = run_regress(args.backend, args.ops, args.count, args.seed, args.jobs, out_dir,
                           progress, cluster, getattr(args, "build_cache", None), width)
@@ -261,7 +256,6 @@ def run_and_report(args) -> int:
               f"report covers those alone")
     code = None
     if coverage:
-        from tilecosim.flows import codecov
         print(f"code coverage: merging {len(list(raw.glob('*.dat')))} runs; the netlist's "
               "constant bits from Yosys, once per build (a minute or two)", file=sys.stderr,
               flush=True)

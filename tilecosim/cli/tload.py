@@ -4,23 +4,23 @@ backend), ``asm`` (its block template) and ``run`` (a program on the Machine).""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from tilecosim.model.asm import RegisterError, parse_tload, records_text
+from tilecosim.model.asm import RegisterError, TLoadInsn, parse_program, parse_tload, records_text
 from tilecosim.model.display import format_tile
 from tilecosim.model.faults import Fault
 from tilecosim.model.machine import Machine
-from tilecosim.sim.benches.program import DEFAULT_LCFR as RTL_LCFR
 from tilecosim.model.tload import LCFR, plan
 from tilecosim.model.vector import ARITH
+from tilecosim.sim.benches.program import (DEFAULT_LCFR as RTL_LCFR, ProgramConfig, golden_steps,
+                                           run_program)
+from tilecosim.sim.benches.tload import SimConfig, SimResult, run_and_compare
 
-from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_hdl_options,
-                     add_machine, add_regs, backend_errors, check_memory_args, check_waves,
-                     check_writable, emit_json, exit_status, int_arg, memory_of, parse_regs,
-                     quote_argv, read_file, report_fault, result_json, seed_arg, usage_from,
-                     wave_lines, write_npz)
+from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_hdl_options, add_machine,
+                     add_regs, backend_errors, check_memory_args, check_waves, check_writable,
+                     emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv, read_file,
+                     report_fault, result_json, seed_arg, usage_from, wave_lines, write_npz)
 
 #: the largest register slot of the RTL tile system the CLI builds (64 slots of it)
 RTL_MAX_SLOT = 16384
@@ -165,7 +165,6 @@ def cmd_tload(args) -> int:
 def _run_hdl(args, params, memory) -> dict:
     """Run the TLOAD on the HDL engine (Amaranth's simulator, or Icarus/Verilator through
     cocotb) and compare it with the golden model."""
-    from tilecosim.sim.benches.tload import SimConfig, run_and_compare
     p_ok = 1 - args.stall
     try:
         cfg = SimConfig(width=args.width, latency=args.latency, seed=args.seed, p_req_ready=p_ok,
@@ -197,7 +196,6 @@ def _run_hdl(args, params, memory) -> dict:
 def _bench_failed(params, memory, cfg, e):
     """A bench process raised (e.g. a request outside memory): a mismatch, with the model's
     fault code."""
-    from tilecosim.sim.benches.tload import SimResult
     code = None
     try:
         plan(params, memory.size, LCFR(*cfg.lcfr))
@@ -263,8 +261,6 @@ def cmd_run(args) -> int:
     except UnicodeDecodeError as e:
         raise UsageError(f"PROGRAM {args.program!r}: not UTF-8 text (byte {e.start}: "
                          f"{data[e.start]:#04x})") from None
-    from tilecosim.model.asm import TLoadInsn, parse_program
-    from tilecosim.sim.benches.program import golden_steps
     program = parse_program(text)
     first = next((i for _, i in program if isinstance(i, TLoadInsn)), None)
     memory = memory_of(args, first.dtype if first else "U8")
@@ -298,7 +294,6 @@ def cmd_run(args) -> int:
 def _run_program_hdl(args, steps, memory, lcfr) -> dict:
     """The program on the RTL tile system, compared with the machine after every
     instruction."""
-    from tilecosim.sim.benches.program import ProgramConfig, run_program
     ok = 1 - args.stall
     cfg = ProgramConfig(width=args.width, latency=args.latency, seed=args.seed,
                         p_req_ready=ok, p_resp_valid=ok, p_record_valid=ok,

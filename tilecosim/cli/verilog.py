@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tilecosim.flows.verilog import WAIVERS, lint, write_all
 from tilecosim.model.dtypes import PROFILES
 
 from .common import EXIT_MISMATCH, EXIT_OK, FMT, UsageError, make_dir
@@ -32,7 +33,6 @@ examples:
 
 
 def cmd_verilog(args) -> int:
-    from tilecosim.flows.verilog import WAIVERS, lint, write_all
     out = make_dir("--out", args.out)
     dirty = 0
     for path, info in write_all(out, profile=args.profile):

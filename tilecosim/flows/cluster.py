@@ -28,10 +28,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import socket
 import sys
 import threading
 import uuid
 from pathlib import Path
+
+import tilecosim
+import tilecosim.hdl
+import tilecosim.model
 
 from .regress import RunStopped, WorkerError, run_task
 
@@ -97,9 +102,6 @@ def source_digest() -> str:
     """SHA-1 of this tilecosim's Python sources (the tool, the model and the gateware): a
     worker must run the same to give the same report."""
     if not _DIGEST:
-        import tilecosim
-        import tilecosim.hdl
-        import tilecosim.model
         h = hashlib.sha1()
         for mod in (tilecosim, tilecosim.model, tilecosim.hdl):
             root = Path(mod.__file__).resolve().parent
@@ -115,7 +117,7 @@ def cluster_task(job, build_cache: str | None, digest: str, client_host: str = "
     checking that it runs the client's tilecosim.  One job at a time per worker process
     (the simulators' environment is per process).  A hang's waveform written on another
     host than the client's says which."""
-    import socket
+    # optional dependency (dask[distributed]): imported for a cluster run only
     from distributed import get_worker
     worker, host = get_worker().address, socket.gethostname()
     if source_digest() != digest:
@@ -158,7 +160,7 @@ class Cluster:
     def results(self, work, build_cache: str | None = None):
         """Yield ``(k, results, info)`` for the jobs ``work`` as their tasks finish.  A task a
         worker cannot run goes to the others; closing the generator cancels the rest."""
-        import socket
+        # optional dependency (dask[distributed]): imported for a cluster run only
         from distributed import as_completed
         digest, run, here = source_digest(), uuid.uuid4().hex[:8], socket.gethostname()
         futures, bad, tries = {}, {}, {}
@@ -212,6 +214,7 @@ def connect(scheduler: str | None = None, local: int | None = None,
     """A :class:`Cluster`: a client of the scheduler at ``scheduler``, or of a new
     LocalCluster of ``local`` single-threaded worker processes on 127.0.0.1."""
     try:
+        # optional dependency (dask[distributed]): imported for a cluster run only
         import distributed
     except ImportError:
         opt = "--scheduler" if scheduler else "--cluster"
@@ -220,6 +223,7 @@ def connect(scheduler: str | None = None, local: int | None = None,
     if local is not None:
         # the scheduler's HTTP server would take port 8787 (or warn that it is taken); the
         # workers' warnings (a cancelled task when the run stops) are not the user's concern
+        # optional dependency (dask, the cluster extra)
         import dask
         with dask.config.set(LOCAL_CONFIG):
             cluster = distributed.LocalCluster(

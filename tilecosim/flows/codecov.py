@@ -44,6 +44,7 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -435,7 +436,6 @@ def report(raw: Path, out: Path, waivers_path: Path = WAIVERS,
     waivers = parse_waivers(waivers_path)
     v = _Verilog()
     if any(w.kind == "idiom" and w.pattern == "netlist-constant" for w in waivers):
-        from concurrent.futures import ThreadPoolExecutor
         files = sorted(scopes)
         with ThreadPoolExecutor(max(1, min(len(files), os.cpu_count() or 1))) as pool:
             for f, bits in zip(files, pool.map(lambda f: constant_bits(Path(f)), files)):

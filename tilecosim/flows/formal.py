@@ -24,7 +24,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from amaranth import ClockSignal, ResetSignal
+from amaranth.back import rtlil
+
+from tilecosim import ops
 from tilecosim.cleanup import PENDING, stopping
+from tilecosim.formal import proofs
 from tilecosim.formal.common import NAME_SEP
 from tilecosim.formal.proofs import Proof
 
@@ -87,8 +92,6 @@ class Outcome:
 def all_proofs() -> list[Proof]:
     """The proofs of :mod:`tilecosim.formal.proofs`, then the stream-contract proof of every
     unit of the registry that names one (``streams-<proof>``)."""
-    from tilecosim import ops
-    from tilecosim.formal import proofs
     streams = {u.proof: proofs.stream_contract(u.proof, u.label(), u.module, u.name,
                                                u.environment, u.proof_args, u.quick)
                for op in ops.REGISTRY for u in op.units if u.proof}
@@ -179,8 +182,6 @@ def _trace(task_dir: Path) -> str | None:
 
 def run_proof(proof: Proof, out_dir: Path, t: dict | None = None) -> Outcome:
     """Build, check and cover one proof in ``out_dir/<name>``."""
-    from amaranth import ClockSignal, ResetSignal
-    from amaranth.back import rtlil
     t = t or tools()
     workdir = Path(out_dir).resolve() / proof.name     # sby runs inside it
     shutil.rmtree(workdir, ignore_errors=True)

@@ -20,6 +20,7 @@ import os
 import queue
 import random
 import signal
+import socket
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -28,6 +29,8 @@ from pathlib import Path
 from tilecosim import ops
 from tilecosim.cleanup import release_signals, signals_held, stopping
 from tilecosim.ops import Operation, Outcome as RunOutcome
+from tilecosim.sim import runner
+from tilecosim.sim.runner import VERILOG_SIMS
 
 from . import coverage as cov
 
@@ -198,8 +201,6 @@ def run_task(job, worker: str, build_cache: str | None = None):
     ``--jobs`` process or a Dask worker named ``worker``): ``(results, info)`` with info
     ``{"worker", "host", "builds", "seconds"}`` (``builds``: simulator models this job
     built; the others came from the build cache)."""
-    import socket
-    from tilecosim.sim import runner
     host = socket.gethostname()
     worker = worker or f"pid {os.getpid()}"
     backend = job[2]
@@ -296,7 +297,6 @@ def plan_jobs(names, drawn, backend, seed, files, processes: int = 1, width: int
     ``op.harness_batch`` on a harness), never mixing batch keys, every other one with
     back-pressure; a job is one batch, or on a harness up to :data:`JOB_SCENARIOS`
     scenarios of batches, and no more than an even share of the ``processes``."""
-    from tilecosim.sim.runner import VERILOG_SIMS
     kind = "amaranth" if backend == "amaranth" else "verilog"
     jobs = []
     for op in names:

@@ -1,11 +1,14 @@
 """Verilog generation of every operation's tops (``tilecosim verilog``), from the registry."""
 
+import re
+import subprocess
 from pathlib import Path
 
 from amaranth.back import verilog
 
 from tilecosim import ops
 from tilecosim.cleanup import write_whole
+from tilecosim.sim.toolchain import require, verilator_env
 
 __all__ = ["WAIVERS", "convert", "write_all", "lint"]
 
@@ -29,9 +32,6 @@ def lint(path: Path, top: str) -> list[str]:
     """``verilator --lint-only -Wall`` on one generated file with :data:`WAIVERS`; returns
     the warning and error lines (empty: clean).  Raises RuntimeError when Verilator is
     missing."""
-    import re
-    import subprocess
-    from tilecosim.sim.toolchain import require, verilator_env
     reason = require("verilator")
     if reason:
         raise RuntimeError(reason)

@@ -6,10 +6,15 @@ them all.  The stream-contract proofs of the units are made from the registry of
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Callable
 
+from . import align, streams
+from .addrgen import addrgen_one_tile
 from .common import Harness
+from .completion import completion_order
+from .transpose import transpose_scoreboard
 
 __all__ = ["Proof", "PROOFS", "stream_contract"]
 
@@ -28,7 +33,6 @@ class Proof:
 
 def _transpose(line_bits, sizes):
     def build():
-        from .transpose import transpose_scoreboard
         return transpose_scoreboard(line_bits, sizes)
     return build
 
@@ -40,8 +44,6 @@ def stream_contract(name: str, label: str, module: str, cls: str, environment: s
     under the assumptions ``environment`` of :mod:`.streams`.  The flows make one for each
     unit of the registry of operations that names a proof."""
     def build():
-        import importlib
-        from . import streams
         make = getattr(importlib.import_module(module), cls)
         return streams.stream_contract(make(**params),
                                        environment and getattr(streams, environment))
@@ -52,18 +54,15 @@ def stream_contract(name: str, label: str, module: str, cls: str, environment: s
 
 def _align(which):
     def build():
-        from . import align
         return getattr(align, f"{which}_align_modes")()
     return build
 
 
 def _addrgen():
-    from .addrgen import addrgen_one_tile
     return addrgen_one_tile()
 
 
 def _completion():
-    from .completion import completion_order
     return completion_order()
 
 

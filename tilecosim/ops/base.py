@@ -5,6 +5,7 @@ its Verilog and the :class:`Outcome` of a bench run (the registry itself is
 from __future__ import annotations
 
 import copy
+import importlib
 import random
 from dataclasses import dataclass, field
 from typing import Callable
@@ -161,7 +162,6 @@ class Unit:
         return "tilecosim.hdl." + self.file.removesuffix(".py").replace("/", ".")
 
     def cls(self):
-        import importlib
         return getattr(importlib.import_module(self.module), self.name)
 
     def label(self) -> str:

@@ -18,11 +18,15 @@ import random
 import re
 import shlex
 
+import numpy as np
+
+from tilecosim.hdl.align.load import LoadAlignUnit
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.faults import Fault, FaultKind
 from tilecosim.model.load_align import WIDTHS, Addressing, LoadDist, load_align
-from tilecosim.sim.benches.align import AlignCase
+from tilecosim.sim.batch_align import run_load_align_batches
+from tilecosim.sim.benches.align import AlignCase, compare_load_align, simulate_load_align
 
 from .base import Operation, Outcome, Top, Unit
 
@@ -88,7 +92,6 @@ def _model_fault(c: AlignCase) -> Fault | None:
 
 
 def _unit(profile: str = "finite"):
-    from tilecosim.hdl.align.load import LoadAlignUnit
     return LoadAlignUnit()
 
 
@@ -158,7 +161,6 @@ class LoadAlign(Operation):
         return seeded_memory(seed + 2, UB_SIZE)
 
     def run(self, items, backend, image, seed, stall) -> Outcome:
-        from tilecosim.sim.benches.align import simulate_load_align
         res = simulate_load_align(items, image, VL, seed=seed, p_op=1 - stall,
                                   p_ready=1 - stall, backend=backend)
         return self._outcome(items, image, res)
@@ -166,14 +168,12 @@ class LoadAlign(Operation):
     def run_many(self, batches, backend, image) -> list[Outcome]:
         if backend == "amaranth":
             return super().run_many(batches, backend, image)
-        from tilecosim.sim.batch_align import run_load_align_batches
         got = run_load_align_batches([(items, seed, 1 - stall, 1 - stall)
                                       for items, seed, stall in batches], image, VL, backend,
                                      **self.harness_args())
         return [self._outcome(items, image, res) for (items, _, _), res in zip(batches, got)]
 
     def _outcome(self, items, image, res) -> Outcome:
-        from tilecosim.sim.benches.align import compare_load_align
         by_index = {}
         for line in compare_load_align(items, image, res, VL):
             m = re.match(r"op (\d+) (.*)", line)
@@ -194,13 +194,10 @@ class LoadAlign(Operation):
         return " ".join(parts + ["--backend", backend])
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:
-        import numpy as np
-        from tilecosim.sim.benches.align import compare_load_align, simulate_load_align
         rng = random.Random(7)
         cases = [random_load_case(rng, d) for d in LoadDist for _ in range(3)]
         ub = np.random.default_rng(7).integers(0, 256, UB_SIZE, dtype=np.uint8)
         if harness:
-            from tilecosim.sim.batch_align import run_load_align_batches
             res = run_load_align_batches([(cases, 3, 0.8, 0.75)], ub, VL, backend,
                                          **self.harness_args())[0]
         else:

@@ -20,13 +20,16 @@ import shlex
 
 import numpy as np
 
+from tilecosim.hdl.l1l0.engine import L1L0Engine
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.faults import Fault, FaultKind
 from tilecosim.model.load_data import (LDT_DTYPES, SQUARES, V2_DTYPES,
                                        LoadData2dTransposeParams as V1,
                                        LoadData2dTransposeParamsV2 as V2, plan_ldt)
-from tilecosim.sim.benches.load_data_with_transpose import LdtCall
+from tilecosim.sim.batch_l1l0 import run_l1l0_batches
+from tilecosim.sim.benches.load_data_with_transpose import (LdtCall, compare_l1l0,
+                                                            run_and_compare_l1l0)
 
 from .base import Operation, Outcome, Top, Unit
 
@@ -95,7 +98,6 @@ def _model_fault(c: LdtCall) -> Fault | None:
 
 def _engine(width: int):
     def make(profile: str = "finite"):
-        from tilecosim.hdl.l1l0.engine import L1L0Engine
         return L1L0Engine(width=width)
     return make
 
@@ -192,7 +194,6 @@ class LoadDataWithTranspose(Operation):
         return item.dst_name                      # one destination buffer per bench run
 
     def run(self, items, backend, image, seed, stall) -> Outcome:
-        from tilecosim.sim.benches.load_data_with_transpose import run_and_compare_l1l0
         res, problems = run_and_compare_l1l0(items, image, np.zeros(L0_SIZE, np.uint8),
                                              seed=seed, stall=stall, backend=backend,
                                              width=self.width)
@@ -201,8 +202,6 @@ class LoadDataWithTranspose(Operation):
     def run_many(self, batches, backend, image) -> list[Outcome]:
         if backend == "amaranth":
             return super().run_many(batches, backend, image)
-        from tilecosim.sim.batch_l1l0 import run_l1l0_batches
-        from tilecosim.sim.benches.load_data_with_transpose import compare_l1l0
         l0 = np.zeros(L0_SIZE, np.uint8)
         got = run_l1l0_batches([(items, l0, seed, stall) for items, seed, stall in batches],
                                image, backend, **self.harness_args())
@@ -246,8 +245,6 @@ class LoadDataWithTranspose(Operation):
         return " ".join(parts + (["--stall", f"{stall:g}"] if stall else []))
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:
-        from tilecosim.sim.benches.load_data_with_transpose import (compare_l1l0,
-                                                                    run_and_compare_l1l0)
         rng = random.Random(12)
         calls = []
         for dt in LDT_DTYPES:                      # every data type, on the same L0B
@@ -256,7 +253,6 @@ class LoadDataWithTranspose(Operation):
         l1 = np.random.default_rng(3).integers(0, 256, 32768, dtype=np.uint8)
         l0 = np.random.default_rng(4).integers(0, 256, 16384, dtype=np.uint8)
         if harness:
-            from tilecosim.sim.batch_l1l0 import run_l1l0_batches
             res = run_l1l0_batches([(calls, l0, 2, 0.2)], l1, backend, **self.harness_args())[0]
             assert res.error is None, res.error
             problems = compare_l1l0(calls, l1, l0, res)

@@ -31,11 +31,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilecosim.hdl.tiles.system import TileSystem
+from tilecosim.model.asm import TLoadInsn, parse_program
 from tilecosim.model.display import seeded_memory
+from tilecosim.model.dtypes import dtype
 from tilecosim.model.faults import Fault
+from tilecosim.model.machine import Machine
 from tilecosim.model.scenarios import INT_TYPES, PROGRAM_FAULTS, random_program
 from tilecosim.model.tiles import QUEUE_DEPTH
-from tilecosim.model.tload import TILE_QUEUES, TLoadLayout
+from tilecosim.model.tload import LCFR, TILE_QUEUES, TLoadLayout
+from tilecosim.sim.benches.program import ProgramConfig, golden_steps, run_programs
 
 from .base import Operation, Outcome, Top, Unit
 from .tload import is_far
@@ -87,9 +92,6 @@ def _lane(dt) -> str:
 
 def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | None, list[str]]:
     """(the fault that ends the program or None, the bins it hits), from the golden Machine."""
-    from tilecosim.model.asm import TLoadInsn, parse_program
-    from tilecosim.model.machine import Machine
-    from tilecosim.model.tload import LCFR
     m = Machine(np.zeros(mem_size, np.uint8), dict(item.regs), lcfr=LCFR(256, LCFR_MAX),
                 arith="integer")
     bins: set[str] = set()
@@ -122,7 +124,6 @@ def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | N
 
 
 def _config(backend: str, seed: int, stall: float, width: int = 32):
-    from tilecosim.sim.benches.program import ProgramConfig
     ok = 1 - stall
     return ProgramConfig(seed=seed, p_req_ready=ok, p_resp_valid=ok, p_record_valid=ok,
                          backend=backend, lcfr=(256, LCFR_MAX), width=width)
@@ -130,7 +131,6 @@ def _config(backend: str, seed: int, stall: float, width: int = 32):
 
 def _system(width: int):
     def make(profile: str = "finite"):
-        from tilecosim.hdl.tiles.system import TileSystem
         return TileSystem(width=width, profile=profile)
     return make
 
@@ -197,8 +197,6 @@ class Program(Operation):
         return seeded_memory(seed, MEM_SIZE)
 
     def run(self, items, backend, image, seed, stall) -> Outcome:
-        from tilecosim.model.asm import parse_program
-        from tilecosim.sim.benches.program import golden_steps, run_programs
         cfg = _config(backend, seed, stall, self.width)
         programs = [golden_steps(parse_program(it.text), dict(it.regs), image, cfg.profile,
                                  cfg.lcfr) for it in items]
@@ -226,8 +224,6 @@ class Program(Operation):
         """The seed's example in integer types, a TLOAD of every layout with two outputs,
         TADD/TSUB of every lane, and a program that ends in TileAllocation; with
         back-pressure on every port."""
-        from tilecosim.model.asm import parse_program
-        from tilecosim.sim.benches.program import golden_steps, run_programs
         texts = _CROSS_PROGRAMS
         mem = seeded_memory(9, MEM_SIZE)
         cfg = _config(backend, 4, 0.2)
@@ -244,7 +240,6 @@ class Program(Operation):
 
 
 def _lane_name(t: str) -> str:
-    from tilecosim.model.dtypes import dtype
     return _lane(dtype(t))
 
 

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
+from tilecosim.hdl.align.store import StoreAlignUnit
 from tilecosim.model.load_align import WIDTHS, StoreDist
-from tilecosim.sim.benches.align import StoreCase
+from tilecosim.sim.batch_align import run_store_align_batches
+from tilecosim.sim.benches.align import StoreCase, compare_store_align, simulate_store_align
 
 from .base import Operation, Top, Unit
 from .load_align import UB_SIZE, VL, random_address, random_addressing
@@ -30,7 +34,6 @@ def random_store_case(rng: random.Random, dist: StoreDist | None = None,
 
 
 def _unit(profile: str = "finite"):
-    from tilecosim.hdl.align.store import StoreAlignUnit
     return StoreAlignUnit()
 
 
@@ -44,14 +47,11 @@ class StoreAlign(Operation):
     harness_batch = 256
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:
-        import numpy as np
-        from tilecosim.sim.benches.align import compare_store_align, simulate_store_align
         rng = random.Random(8)
         cases = [random_store_case(rng, d, VL) for d in StoreDist for _ in range(3)]
         ub = np.random.default_rng(8).integers(0, 256, UB_SIZE, dtype=np.uint8)
         timing = {}
         if harness:
-            from tilecosim.sim.batch_align import run_store_align_batches
             out = run_store_align_batches([(cases, ub, 5, 0.8, 0.75)], VL, backend,
                                           **self.harness_args())[0]
             assert out["error"] is None, out["error"]

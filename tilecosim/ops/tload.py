@@ -16,11 +16,16 @@ from __future__ import annotations
 import dataclasses
 import random
 
+from tilecosim.hdl.tload.engine import TLoadEngine
+from tilecosim.hdl.transpose import SquareTranspose
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.dtypes import DTYPES, PadValue
 from tilecosim.model.faults import Fault, FaultKind
 from tilecosim.model.scenarios import random_tload
-from tilecosim.model.tload import TLoadLayout, TLoadParams, plan
+from tilecosim.model.tload import TLoadLayout, TLoadLayout as L, TLoadParams, plan
+from tilecosim.sim.batch_tload import run_tload_batches
+from tilecosim.sim.benches.tload import (SimConfig, compare, repro_command, run_and_compare,
+                                         simulate_tload)
 
 from .base import Operation, Outcome, Top, Unit
 
@@ -82,7 +87,6 @@ def tload_bins(p: TLoadParams, fault: Fault | None, pl=None) -> list[str]:
 
 
 def _bench_config(backend: str, seed: int, stall: float, width: int = 32):
-    from tilecosim.sim.benches.tload import SimConfig
     ok = 1 - stall
     return SimConfig(seed=seed, p_req_ready=ok, p_resp_valid=ok, p_write_ready=ok,
                      p_instr_valid=ok, backend=backend, width=width)
@@ -90,13 +94,11 @@ def _bench_config(backend: str, seed: int, stall: float, width: int = 32):
 
 def _engine(width: int):
     def make(profile: str = "finite"):
-        from tilecosim.hdl.tload.engine import TLoadEngine
         return TLoadEngine(width=width, profile=profile)
     return make
 
 
 def _transpose(profile: str = "finite"):
-    from tilecosim.hdl.transpose import SquareTranspose
     return SquareTranspose()
 
 
@@ -181,14 +183,12 @@ class TLoad(Operation):
         return seeded_memory(seed, MEM_SIZE)
 
     def run(self, items, backend, image, seed, stall) -> Outcome:
-        from tilecosim.sim.benches.tload import simulate_tload
         return self._outcome(items, image,
                              simulate_tload(items, image, _bench_config(backend, seed, stall, self.width)))
 
     def run_many(self, batches, backend, image) -> list[Outcome]:
         if backend == "amaranth":
             return super().run_many(batches, backend, image)
-        from tilecosim.sim.batch_tload import run_tload_batches
         got = run_tload_batches([(items, _bench_config(backend, seed, stall, self.width))
                                  for items, seed, stall in batches], image, backend,
                                 **self.harness_args())
@@ -201,7 +201,6 @@ class TLoad(Operation):
                 "mem_bytes": MEM_SIZE}
 
     def _outcome(self, items, image, res) -> Outcome:
-        from tilecosim.sim.benches.tload import compare
         if res.error:
             return Outcome({-1: res.error})
         problems, ideal = {}, 0
@@ -219,12 +218,9 @@ class TLoad(Operation):
                        ideal)
 
     def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
-        from tilecosim.sim.benches.tload import repro_command
         return repro_command(item, _bench_config(backend, seed, stall, self.width), mem_seed, MEM_SIZE)
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:
-        from tilecosim.model.tload import TLoadLayout as L
-        from tilecosim.sim.benches.tload import SimConfig, run_and_compare
         rng = random.Random(5)
         plist = []
         for layout, dt in ((L.ND2NZ, "FP16"), (L.ND2ZN, "S8"), (L.NORM, "FP32"),
@@ -238,7 +234,6 @@ class TLoad(Operation):
                         p_instr_valid=0.9, backend=backend)
         done = None
         if harness:
-            from tilecosim.sim.batch_tload import run_tload_batches
             done = run_tload_batches([(plist, cfg)], mem, backend, **self.harness_args())[0]
             assert done.error is None, done.error
         res, _, mism, problems = run_and_compare(plist, mem, cfg, result=done)

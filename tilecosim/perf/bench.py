@@ -29,6 +29,15 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from tilecosim import ops
+from tilecosim.model.load_data import LDT_DTYPES
+from tilecosim.model.tload import TLoadLayout, tload, tload_reference
+from tilecosim.perf.cluster import markdown as cluster_md, measure_cluster
+from tilecosim.perf.sim_speed import REGRESS_COUNTS, measure, regress_rate, scenario
+from tilecosim.perf.tiles import SHAPES, stream_case as tiles_stream_case, tadd_case, tiles_area
+from tilecosim.perf.tload import NARROW, area, bench_case, narrow_case, stream_case
+from tilecosim.perf.units import l1l0_case, load_align_figures
+from tilecosim.sim.runner import BACKENDS, missing
 
 __all__ = ["PARTS", "run_bench_all", "markdown"]
 
@@ -38,39 +47,30 @@ REPEATS = (4, 16, 64)
 
 
 def _tload_case(layout_name, esize, size, width=32):
-    from tilecosim.model.tload import TLoadLayout
-    from tilecosim.perf.tload import bench_case
     return bench_case(TLoadLayout[layout_name], esize, size, width)
 
 
 def _tload_stream(layout_name, esize, width):
-    from tilecosim.model.tload import TLoadLayout
-    from tilecosim.perf.tload import stream_case
     return stream_case(TLoadLayout[layout_name], esize, width)
 
 
 def _tload_narrow(name, width):
-    from tilecosim.perf.tload import narrow_case
     return narrow_case(name, width)
 
 
 def _l1l0_case(dt, r, width):
-    from tilecosim.perf.units import l1l0_case
     return l1l0_case(dt, r, width)
 
 
 def _load_align():
-    from tilecosim.perf.units import load_align_figures
     return load_align_figures()
 
 
 def _speed(backend, harness, repeat):
-    from tilecosim.perf.sim_speed import measure
     return dict(measure(backend, harness, repeat), repeat=repeat)
 
 
 def _regress(backend, count):
-    from tilecosim.perf.sim_speed import regress_rate
     return regress_rate(backend, count)
 
 
@@ -80,8 +80,6 @@ SPEED_REPEAT = {("verilator", "bulk"): 100}
 
 
 def _golden():
-    from tilecosim.model.tload import tload, tload_reference
-    from tilecosim.perf.sim_speed import scenario
     params, mem = scenario()
     best = min(_timed(tload, mem, params) for _ in range(3))
     ref = _timed(tload_reference, mem, params)
@@ -91,17 +89,14 @@ def _golden():
 
 
 def _tiles_stream(layout):
-    from tilecosim.perf.tiles import stream_case
-    return stream_case(layout)
+    return tiles_stream_case(layout)
 
 
 def _tiles_tadd():
-    from tilecosim.perf.tiles import tadd_case
     return tadd_case()
 
 
 def _tiles_area(part):
-    from tilecosim.perf.tiles import tiles_area
     return tiles_area(part)
 
 
@@ -114,13 +109,11 @@ def _timed(fn, *args):
 def area_rows() -> dict:
     """The rows of the area table, from the registry: every ``area`` row of every unit of
     every operation, label -> (unit, keyword arguments), in the registry's order."""
-    from tilecosim import ops
     return {label: (unit, kwargs) for op in ops.REGISTRY for unit in op.units
             for label, kwargs in unit.area}
 
 
 def _area(label):
-    from tilecosim.perf.tload import area
     unit, kwargs = area_rows()[label]
     a = area(unit.cls()(**kwargs), "top")
     return {"top": label, "cells": a["cells"], "flip_flops": a["flip_flops"]}
@@ -135,12 +128,8 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
                   parts=PARTS) -> dict:
     """Run ``parts`` (every one by default; ``area=False`` drops the synthesis); returns the
     results (see :func:`markdown`)."""
-    from tilecosim.model.load_data import LDT_DTYPES
-    from tilecosim.model.tload import TLoadLayout
-    from tilecosim.sim.runner import BACKENDS, missing
     tasks = []
     if "tload" in parts:
-        from tilecosim.perf.tload import NARROW
         for w in WIDTHS:
             for lay in TLoadLayout:
                 for e in (1, 2, 4, 8):
@@ -162,14 +151,12 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
             for h in ("python", "bulk"):
                 tasks.append(("speed", _speed, (b, h, SPEED_REPEAT.get((b, h), speed_repeat))))
     if "regress" in parts:
-        from tilecosim.perf.sim_speed import REGRESS_COUNTS
         for b in BACKENDS:
             if missing(b):
                 raise RuntimeError(missing(b))
         runs = list(REGRESS_COUNTS.items()) + [("verilator", REGRESS_COUNTS["amaranth"])]
         tasks += [("regress", _regress, r) for r in runs]
     if "tiles" in parts:
-        from tilecosim.perf.tiles import SHAPES
         tasks += [("tiles_stream", _tiles_stream, (lay,)) for lay in SHAPES]
         tasks.append(("tiles_tadd", _tiles_tadd, ()))
         if area:
@@ -198,7 +185,6 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
             if progress:
                 progress(k + 1, len(futures) + ("cluster" in parts))
     if "cluster" in parts:                       # alone: it measures both cores
-        from tilecosim.perf.cluster import measure_cluster
         out["cluster"] = measure_cluster()
         if progress:
             progress(len(futures) + 1, len(futures) + 1)
@@ -257,7 +243,6 @@ def markdown(res: dict) -> str:
                      f"| {r['seconds']:.1f} | {r['scenarios_per_s']:,.1f} | {ratio} |")
         L.append("")
     if res.get("cluster"):
-        from tilecosim.perf.cluster import markdown as cluster_md
         L += [cluster_md(res["cluster"]).rstrip("\n"), ""]
     g = res["golden"]
     if g:

@@ -28,6 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from tilecosim import ops
+from tilecosim.flows.cluster import connect
+from tilecosim.flows.regress import draw_scenarios, plan_jobs, run_regress, run_task
+
 __all__ = ["measure_cluster", "predict", "markdown", "COUNTS", "WORKERS"]
 
 #: scenarios per operation of the measured runs, per backend (about 10 s each on 2 cores)
@@ -57,7 +61,6 @@ def _scheduler_cost(cluster, n: int = 1000) -> float:
 def _start_costs(backend, names, out) -> dict:
     """op -> seconds of a job of one batch of one scenario (the simulator's start, loading,
     one scenario, read-back)."""
-    from tilecosim.flows.regress import draw_scenarios, plan_jobs, run_task
     costs = {}
     for op in names:
         drawn = {op: draw_scenarios(op, 1, SEED)}
@@ -80,7 +83,6 @@ def _per_batch(run, start) -> dict:
 def predict(backend: str, count: int, workers: int, draw_s: float, start: dict,
             per_batch: dict, per_task: float) -> dict:
     """The predicted run of ``count`` per op on ``workers`` single-threaded workers."""
-    from tilecosim.flows.regress import draw_scenarios, plan_jobs
     names = list(start)
     drawn = {op: draw_scenarios(op, count, SEED) for op in names}
     jobs = plan_jobs(names, drawn, backend, SEED, {}, workers)
@@ -102,9 +104,6 @@ def predict(backend: str, count: int, workers: int, draw_s: float, start: dict,
 
 def measure_cluster(backends=("verilator", "amaranth")) -> dict:
     """The measured runs, the scheduler's cost and the predictions (see the module)."""
-    from tilecosim import ops
-    from tilecosim.flows.cluster import connect
-    from tilecosim.flows.regress import draw_scenarios, run_regress
     names = ops.regress_default_names()
     out = {"ops": names, "runs": [], "predicted": []}
     with tempfile.TemporaryDirectory(prefix="tilecosim-bench-") as tmp:

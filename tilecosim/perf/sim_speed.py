@@ -10,11 +10,15 @@ whole regression after its builds (drawing, simulator starts, loading, read-back
 comparisons).
 """
 
+import tempfile
+from pathlib import Path
+
+from tilecosim import ops
+from tilecosim.flows.regress import run_regress
 from tilecosim.model.asm import parse_tload
 from tilecosim.model.display import seeded_memory
-
-from tilecosim.sim.bulk_tload import run_bulk_tload
 from tilecosim.sim.benches.tload import SimConfig, compare, simulate_tload
+from tilecosim.sim.bulk_tload import run_bulk_tload
 
 __all__ = ["SCENARIO", "scenario", "measure", "regress_rate", "REGRESS_COUNTS"]
 
@@ -58,10 +62,6 @@ def regress_rate(backend: str, count: int) -> dict:
     """One row: ``count`` scenarios of each regress operation, seed 1, one job, on
     ``backend``; scenarios per second of the whole run (after a first run of one scenario
     per operation has built the designs)."""
-    import tempfile
-    from pathlib import Path
-    from tilecosim import ops
-    from tilecosim.flows.regress import run_regress
     names = ops.regress_default_names()
     with tempfile.TemporaryDirectory(prefix="tilecosim-bench-") as tmp:
         run_regress(backend, names, 1, REGRESS_SEED, 1, Path(tmp))        # the builds

@@ -12,11 +12,24 @@ Every figure comes from a run that also matched the golden Machine.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import subprocess
 import tempfile
+
+from amaranth.back import rtlil
+
+from tilecosim.hdl.tiles.regfile import NSLOTS, TileRegisterFile
+from tilecosim.hdl.tiles.system import TileSystem
+from tilecosim.hdl.tload.engine import TLoadEngine
+from tilecosim.model.asm import parse_program
+from tilecosim.model.display import seeded_memory
+from tilecosim.perf.tload import yosys
+from tilecosim.sim.benches.program import ProgramConfig, golden_steps, run_program
+from tilecosim.sim.benches.tload import SimConfig, run_and_compare
+from tilecosim.sim.runner import cache_dir
 
 __all__ = ["stream_case", "tadd_case", "tiles_area", "STREAM"]
 
@@ -31,10 +44,6 @@ def _regs():
 
 def stream_case(layout: str) -> dict:
     """16 TLOADs of 2 KB (S16) of ``layout``: the system against the engine alone."""
-    from tilecosim.model.asm import parse_program
-    from tilecosim.model.display import seeded_memory
-    from tilecosim.sim.benches.program import ProgramConfig, golden_steps, run_program
-    from tilecosim.sim.benches.tload import SimConfig, run_and_compare
     rows, cols = SHAPES[layout]
     lb0, lb1 = (rows, cols) if layout.startswith("DN") else (cols, rows)
     queues = "TUMN"
@@ -65,9 +74,6 @@ def tadd_case() -> dict:
     """A 4 KB TADD (128 beats) after its two TLOADs have completed (each instruction checked
     before the next is sent): beats per cycle once its first beat is written, and the
     latency from its last record to that write."""
-    from tilecosim.model.asm import parse_program
-    from tilecosim.model.display import seeded_memory
-    from tilecosim.sim.benches.program import ProgramConfig, golden_steps, run_program
     text = ("TLOAD.NORM <LB0:16, LB1:128, S16, Zero>, [a0], ->T<4KB>\n"
             "TLOAD.NORM <LB0:16, LB1:128, S16, Zero>, [a1], ->T<4KB>\n"
             "TADD T#1, T#2, ->U\n")
@@ -93,10 +99,6 @@ SYNTH_KEEP_MEM = ("synth -top {name} -noabc -run begin:fine; opt -fast -full; te
 def area_keep_mem(component, name: str) -> dict:
     """Cells (memories excluded), flip-flops and memory cells after
     :data:`SYNTH_KEEP_MEM`, cached by the SHA-1 of the RTLIL and the script."""
-    import hashlib
-    from amaranth.back import rtlil
-    from tilecosim.perf.tload import yosys
-    from tilecosim.sim.runner import cache_dir
     text = rtlil.convert(component, name=name)
     digest = hashlib.sha1(f"{SYNTH_KEEP_MEM}\0{text}".encode()).hexdigest()[:20]
     cached = cache_dir() / f"area-{digest}.json"
@@ -124,9 +126,6 @@ def tiles_area(part: str) -> dict:
     """``part``: "system" (the top), "regfile" (the tile register file alone) or "engine"
     (the TLOAD engine alone, as inside the system), by the same synthesis; the SRAM's bits
     apart (64 registers x the LCFR maximum)."""
-    from tilecosim.hdl.tiles.regfile import NSLOTS, TileRegisterFile
-    from tilecosim.hdl.tiles.system import TileSystem
-    from tilecosim.hdl.tload.engine import TLoadEngine
     make = {"system": lambda: TileSystem(), "regfile": lambda: TileRegisterFile(),
             "engine": lambda: TLoadEngine(width=32, lcfr=(256, 4096), checked=True)}[part]
     dut = make()

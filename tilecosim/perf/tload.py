@@ -7,18 +7,21 @@ accept of the instruction to its last tile write; ``ideal`` = tile bytes / W;
 ``efficiency`` = ideal / cycles; ``first`` = cycles from accept to the first write.
 """
 
+import hashlib
 import json
-import sys
 import math
 import os
 import re
 import subprocess
+import sys
 import tempfile
+
+from amaranth.back import rtlil
 
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.tload import TLoadLayout, TLoadParams
-
 from tilecosim.sim.benches.tload import SimConfig, run_and_compare
+from tilecosim.sim.runner import cache_dir
 
 __all__ = ["shape_for", "fill_bound", "bench_case", "stream_case", "narrow_case", "NARROW",
            "yosys", "area"]
@@ -174,9 +177,6 @@ def area(component, name: str) -> dict:
     wheel; Amaranth's built-in Yosys has no ``synth``).  Results are kept in the build cache
     keyed by the SHA-1 of the design's RTLIL and the script, so an unchanged design is not
     synthesized again."""
-    import hashlib
-    from amaranth.back import rtlil
-    from tilecosim.sim.runner import cache_dir
     text = rtlil.convert(component, name=name)
     digest = hashlib.sha1(f"{SYNTH}\0{text}".encode()).hexdigest()[:20]
     cached = cache_dir() / f"area-{digest}.json"

@@ -147,6 +147,7 @@ class CocotbPort:
         self._handle(name).value = int(value) & ((1 << width) - 1)
 
     async def tick(self, *names):
+        # optional dependency (cocotb, the test extra): this runs inside a Verilog simulator only
         from cocotb.triggers import RisingEdge
         await RisingEdge(self.clk)
         return tuple(_as_int(self._handle(n).value, n) for n in names)
@@ -156,6 +157,7 @@ class CocotbPort:
         # edge), then the edge that samples it: no Python in between.  Right after an edge
         # a register still shows its value from before it: ReadOnly waits for the edge's
         # own update, the value the next edge samples (as Amaranth's port does).
+        # optional dependency (cocotb, the test extra): this runs inside a Verilog simulator only
         from cocotb.triggers import ReadOnly, RisingEdge, with_timeout
         h = self._handle(name)
         await ReadOnly()
@@ -184,6 +186,7 @@ async def run_cocotb(dut, procs, inputs=(), reset_cycles: int = 2) -> None:
 
     An exception in any process ends the run and is raised here (the other processes are
     cancelled)."""
+    # optional dependency (cocotb, the test extra): this runs inside a Verilog simulator only
     import cocotb
     from cocotb.clock import Clock
     from cocotb.triggers import Event, RisingEdge

@@ -31,11 +31,14 @@ from amaranth.lib.wiring import In, Out
 from tilecosim.hdl.align.common import AlignOp
 from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
 from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult, StoreAlignUnit
+from tilecosim.sim.api import pack
+from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
+from .benches.align import AlignResult
 from .harness import (Capture, MemoryLoad, Readback, RunControl, WriteLog, batch_source,
-                      loaded_memory, read_entries, run_batch, stall_gens, stall_loads,
-                      write_words)
+                      loaded_memory, read_entries, run_batch, stall_gens, stall_loads, write_words)
+from .stall import seed_state, threshold
 
 __all__ = ["BatchLoadAlign", "batch_load_align_setup", "run_batch_load_align",
            "run_load_align_batches", "BatchStoreAlign", "batch_store_align_setup",
@@ -129,7 +132,6 @@ def batch_load_align_setup(ub: np.ndarray, ub_words: int, vl: int, batches: list
     write UB, then for each batch ``(payloads, seeds, thresholds, limit)`` write its ops,
     start, wait for ``finished`` in one wait and read everything back; one
     :class:`~tilecosim.sim.benches.align.AlignResult` per batch."""
-    from .benches.align import AlignResult
     results = [AlignResult() for _ in batches]
     layout = LoadAlignResult(vl)
 
@@ -159,9 +161,6 @@ def run_load_align_batches(batches, ub: np.ndarray, vl: int = 256, backend: str 
     :class:`~tilecosim.sim.benches.align.AlignResult` per batch, like the Python-driven
     bench's, with the same cycles for the same seed
     (:func:`~tilecosim.sim.benches.align.compare_load_align` checks it against the model)."""
-    from tilecosim.sim.api import pack
-    from tilecosim.sim.runner import run_bench
-    from .stall import seed_state, threshold
     ub = np.asarray(ub, dtype=np.uint8)
     specs = []
     for cases, seed, p_op, p_ready in batches:
@@ -281,9 +280,6 @@ def run_store_align_batches(batches, vl: int = 256, backend: str = "amaranth",
     ``mem``, the ``results`` (next address, fault), the ``accept`` and ``out`` cycles,
     ``timed_out`` and ``error`` -- what the Python-driven bench gives for it
     (:func:`~tilecosim.sim.benches.align.compare_store_align` checks it)."""
-    from tilecosim.sim.api import pack
-    from tilecosim.sim.runner import run_bench
-    from .stall import seed_state, threshold
     specs, sizes = [], set()
     for cases, ub, seed, p_op, p_ready in batches:
         cases, ub = list(cases), np.asarray(ub, dtype=np.uint8)

@@ -31,11 +31,15 @@ from amaranth.lib.wiring import In, Out
 
 from tilecosim.hdl.common import FaultCode, check_width
 from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
+from tilecosim.sim.api import pack
+from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
+from .benches.load_data_with_transpose import L1L0Result, l1l0_limit
 from .harness import (MemoryLoad, Readback, Responder, RunControl, WriteLog, batch_source,
-                      completions, loaded_memory, read_bytes, read_entries, read_log,
-                      run_batch, stall_gens, stall_loads, write_words)
+                      completions, loaded_memory, read_bytes, read_entries, read_log, run_batch,
+                      stall_gens, stall_loads, write_words)
+from .stall import seed_state, threshold
 
 __all__ = ["BatchL1L0", "batch_l1l0_setup", "run_l1l0_batches"]
 
@@ -153,7 +157,6 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, width: int, batches: list):
     write its calls, start, wait for ``finished`` in one wait, read back the completions and
     the L0 log and replay the log onto ``l0_init``; one
     :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result` per batch."""
-    from .benches.load_data_with_transpose import L1L0Result
     results = [L1L0Result(l0=b[1].copy()) for b in batches]
 
     async def run(port):
@@ -200,10 +203,6 @@ def run_l1l0_batches(batches, l1: np.ndarray, backend: str = "amaranth", latency
     :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result` per batch, equal to
     what :func:`~tilecosim.sim.benches.load_data_with_transpose.simulate_l1l0` returns for
     it."""
-    from tilecosim.sim.api import pack
-    from tilecosim.sim.runner import run_bench
-    from .benches.load_data_with_transpose import l1l0_limit
-    from .stall import seed_state, threshold
     l1 = np.asarray(l1, dtype=np.uint8)
     l1_bytes = l1_bytes or max(1 << 15, l1.size)
     if l1.size > l1_bytes:

@@ -40,11 +40,15 @@ from amaranth.lib.wiring import In, Out
 from tilecosim.hdl.common import FaultCode
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.types import TileWrite, TLoadInstr
+from tilecosim.sim.api import pack
+from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
+from .benches.tload import SimResult, TileCollector, budget, finish, instr_payload
 from .harness import (MemoryLoad, Readback, Responder, RunControl, WriteLog, batch_source,
-                      completions, loaded_memory, read_bytes, read_entries, read_log,
-                      run_batch, stall_gens, stall_loads, write_words)
+                      completions, loaded_memory, read_bytes, read_entries, read_log, run_batch,
+                      stall_gens, stall_loads, write_words)
+from .stall import seed_state, threshold
 
 __all__ = ["BatchTLoad", "batch_tload_setup", "run_tload_batches", "run_batch_tload"]
 
@@ -162,7 +166,6 @@ def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list)
     write its instructions, start, wait for ``finished`` in one wait, read back the
     completions and the write log, and replay the log through the Python bench's tile
     collector; one :class:`~tilecosim.sim.benches.tload.SimResult` per batch."""
-    from .benches.tload import SimResult, TileCollector, budget, finish
     results = [SimResult() for _ in batches]
 
     async def run(port):
@@ -205,10 +208,6 @@ def run_tload_batches(batches, mem: np.ndarray, backend: str = "amaranth",
     batches) through the harness on ``backend``, in one simulator start. Returns one
     :class:`~tilecosim.sim.benches.tload.SimResult` per batch, equal to what
     :func:`~tilecosim.sim.benches.tload.simulate_tload` returns for it."""
-    from tilecosim.sim.api import pack
-    from tilecosim.sim.runner import run_bench
-    from .benches.tload import instr_payload
-    from .stall import seed_state, threshold
     mem = np.asarray(mem, dtype=np.uint8)
     mem_bytes = mem_bytes or max(1 << 16, mem.size)
     if mem.size > mem_bytes:

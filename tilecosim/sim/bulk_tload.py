@@ -38,15 +38,15 @@ from amaranth import Const, Module, Signal
 from amaranth.lib import fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from tilecosim.hdl.common import FaultCode
+from tilecosim.hdl.tload.engine import TLoadEngine
+from tilecosim.hdl.tload.types import TLoadInstr
 from tilecosim.model.faults import Fault
 from tilecosim.model.tload import LCFR, TLoadParams, plan
-
-from tilecosim.sim.api import memory_words
+from tilecosim.sim.api import memory_words, pack
+from tilecosim.sim.benches.tload import JUNK, SimResult, compare, instr_payload, min_cycles
 from tilecosim.sim.harness import Readback, read_bytes, read_entries
-from tilecosim.sim.benches.tload import JUNK, SimResult, compare, instr_payload
-from tilecosim.hdl.tload.engine import TLoadEngine
-from tilecosim.hdl.common import FaultCode
-from tilecosim.hdl.tload.types import TLoadInstr
+from tilecosim.sim.runner import run_bench
 
 __all__ = ["BulkTLoad", "BulkResult", "bulk_procs", "bulk_setup", "tile_bytes", "run_bulk_tload",
            "compare_bulk"]
@@ -215,8 +215,6 @@ def run_bulk_tload(params: TLoadParams, mem: np.ndarray, backend: str = "amarant
     ``capacity``: bytes of tile memory (default: what ``params`` needs); scenarios with the
     same memory image and capacity share one build.  The watchdog is 10 x the cycles the
     engine needs at least + 100 per repetition."""
-    from tilecosim.sim.runner import run_bench
-    from tilecosim.sim.benches.tload import min_cycles
     mem = np.asarray(mem, dtype=np.uint8)
     try:
         need = max(min_cycles(plan(params, mem.size, LCFR(*lcfr))),
@@ -233,7 +231,6 @@ def run_bulk_tload(params: TLoadParams, mem: np.ndarray, backend: str = "amarant
 
     def make():
         return BulkTLoad(mem, cap, latency, width, profile, lcfr, transpose)
-    from tilecosim.sim.api import pack
     instr = pack(TLoadInstr, instr_payload(params))
     words = min(-(-cap // width), -(-tile_bytes(params) // width))
     res = run_bench(backend, make, "bulk_tload", bulk_setup,

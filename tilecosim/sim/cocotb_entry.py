@@ -10,6 +10,7 @@ bench process to $TILECOSIM_RESULT.
 import os
 import pickle
 import time
+import traceback
 
 import cocotb
 
@@ -28,7 +29,6 @@ async def bench(dut):
     except AssertionError as e:              # the bench caught the design misbehaving
         error = str(e)
     except Exception as e:                   # a broken bench: say where
-        import traceback
         error = "".join(traceback.format_exception(e)[-3:]).strip()
     seconds = time.perf_counter() - t0
     with open(os.environ["TILECOSIM_RESULT"], "wb") as f:

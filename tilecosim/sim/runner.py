@@ -20,7 +20,10 @@ merges and reports them).
 """
 
 import fcntl
+import glob
 import hashlib
+import importlib.util
+import json
 import os
 import pickle
 import re
@@ -31,7 +34,11 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from amaranth.back import verilog
+
+import tilecosim.hdl
 from tilecosim.cleanup import PENDING
+from tilecosim.sim.api import run_amaranth
 
 from . import ports
 from .toolchain import require, verilator_env
@@ -56,7 +63,6 @@ def missing(sim: str) -> str | None:
     runs the benches on both."""
     if sim not in TOOL:
         return None
-    import importlib.util
     if importlib.util.find_spec("cocotb_tools") is None or importlib.util.find_spec("cocotb") is None:
         return f"{sim} runs the bench through cocotb, which is not installed: {COCOTB_HOW}"
     return require(TOOL[sim])
@@ -144,7 +150,6 @@ def _coverage_scope(bdir: Path, top: str, dut) -> None:
     """Say, beside the coverage of the build ``bdir``, which instance of ``top`` is the
     engine (a harness's ``coverage_scope``: its instance name and the engine's top name;
     else the whole of ``top``)."""
-    import json
     instance, engine = getattr(dut, "coverage_scope", ("", top))
     where = coverage_dir()
     where.mkdir(parents=True, exist_ok=True)
@@ -166,6 +171,7 @@ def _sim_env(sim: str) -> None:
 
 
 def _runner(sim: str):
+    # optional dependency (cocotb, the test extra): imported only when a Verilog simulator runs
     from cocotb_tools.runner import Verilator, get_runner
     if sim != "verilator":
         return get_runner(sim)
@@ -202,7 +208,6 @@ int LZ4_compress_default(const char* src, char* dst, int srcSize, int dstCapacit
 def _fst_args(bdir: Path) -> list[str]:
     """Verilator arguments for FST waves.  Its FST writer needs lz4.h and -llz4; without
     liblz4-dev, a declaration shim and a link to the runtime library do."""
-    import glob
     args = ["--trace-fst"]
     if Path("/usr/include/lz4.h").exists():
         return args
@@ -293,7 +298,6 @@ def _hdl_digest() -> str:
     """SHA-1 of the gateware sources: ``tilecosim.hdl`` and :data:`HARNESS_GATEWARE`,
     nothing of the rest of the tool; a converted design is reused only while they are
     unchanged."""
-    import tilecosim.hdl
     h = hashlib.sha1()
     here = Path(__file__).resolve().parent
     for root, patterns in ((Path(tilecosim.hdl.__file__).resolve().parent, ("**/*.py",)),
@@ -307,7 +311,6 @@ def _hdl_digest() -> str:
 def to_verilog(make_dut, top: str, key: str | None = None) -> str:
     """The Verilog of the design ``make_dut()`` builds; with a ``key`` naming the design's
     parameters, converted once and kept in the cache while the HDL sources are unchanged."""
-    from amaranth.back import verilog
     if key is None:
         return verilog.convert(make_dut(), name=top, emit_src=False)
     digest = hashlib.sha1(f"{_hdl_digest()}\0{top}\0{key}".encode()).hexdigest()[:16]
@@ -325,7 +328,6 @@ def to_verilog(make_dut, top: str, key: str | None = None) -> str:
 def _default_waves(top: str, backend: str, prefix: str = "") -> Path:
     """Where WAVES=1 puts a run's FST: ``$TILECOSIM_WAVES_DIR`` (default ``build/waves``),
     named after the pytest test that runs it (or the top), never overwriting another."""
-    import re
     test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
     name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", test.split("::", 1)[-1]) if test else top
     wdir = Path(os.environ.get("TILECOSIM_WAVES_DIR", "build/waves")).resolve()
@@ -385,7 +387,6 @@ def _timed_out(result) -> bool:
 
 def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, key):
     if backend == "amaranth":
-        from tilecosim.sim.api import run_amaranth
         dut = make_dut()
         procs, result = setup(*args)
         t0 = time.perf_counter()

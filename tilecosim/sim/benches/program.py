@@ -29,10 +29,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tilecosim.hdl.common import Completion
+from tilecosim.hdl.tiles.system import TileSystem
+from tilecosim.hdl.tiles.types import (QUEUE_CODES, DebugAddr, LookupStatus, RecordBeat,
+                                       record_beats)
+from tilecosim.model.asm import RegisterError, parse_program
 from tilecosim.model.faults import Fault
 from tilecosim.model.layouts import tile_offsets
 from tilecosim.model.machine import Machine
 from tilecosim.model.tload import LCFR, TILE_QUEUES
+from tilecosim.sim.api import pack, stretched, unpack, watchdog
+from tilecosim.sim.benches.tload import memory_answer
+from tilecosim.sim.runner import run_bench
+from tilecosim.sim.stall import Stall
+from tilecosim.sim.streams import Responder, Sink, Source
 
 __all__ = ["ProgramConfig", "ProgramResult", "GoldenStep", "golden_steps", "simulate_programs", "program_text_steps",
            "run_program", "run_programs", "compare_program", "program_setup", "DEFAULT_LCFR"]
@@ -96,9 +106,6 @@ def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
     """Run ``program`` ([(line, insn)]) on the Machine, up to and including its first
     fault.  A RegisterError (an unset scalar register) propagates, its message starting
     with the line.  ``records``: encode each instruction's block records (for the RTL)."""
-    from tilecosim.hdl.tiles.types import RecordBeat, record_beats
-    from tilecosim.model.asm import RegisterError
-    from tilecosim.sim.api import pack
     machine = Machine(np.asarray(mem, dtype=np.uint8), regs, profile, LCFR(*lcfr), arith=arith)
     steps = []
     for line, insn in program:
@@ -126,7 +133,6 @@ def _budget(programs, cfg: ProgramConfig) -> int:
     work = sum(len(s.beats) + s.write_bytes // W
                + (cfg.check == "each") * sum(img.size // W for _, img in s.live)
                for s in steps)
-    from tilecosim.sim.api import stretched
     return cfg.max_cycles or (stretched(10 * work, cfg.p_req_ready, cfg.p_resp_valid,
                                         cfg.p_record_valid)
                               + 200 * len(steps) + 500 * len(programs))
@@ -149,12 +155,6 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
                   results: list[ProgramResult]):
     """The bench processes (simulator-neutral, :mod:`tilecosim.sim.api`): the programs one
     after the other, the design reset for 2 cycles before each but the first."""
-    from tilecosim.hdl.common import Completion
-    from tilecosim.hdl.tiles.types import QUEUE_CODES, DebugAddr, LookupStatus
-    from tilecosim.sim.api import pack, unpack, watchdog
-    from tilecosim.sim.benches.tload import memory_answer
-    from tilecosim.sim.stall import Stall
-    from tilecosim.sim.streams import Responder, Sink, Source
     W = cfg.width
     state = {"cycle": 0, "done": False, "in_reset": False}
     cur = {"res": results[0], "k": 0}
@@ -293,8 +293,6 @@ def simulate_programs(programs: list[list[GoldenStep]], mem: np.ndarray,
                       cfg: ProgramConfig = ProgramConfig(), timing: dict | None = None):
     """Run the golden steps' records of each program through the tile system on
     ``cfg.backend``, in one simulator start; one result per program."""
-    from tilecosim.hdl.tiles.system import TileSystem
-    from tilecosim.sim.runner import run_bench
     mem = np.asarray(mem, dtype=np.uint8)
 
     def make():
@@ -345,6 +343,5 @@ def compare_program(steps: list[GoldenStep], res: ProgramResult,
 
 def program_text_steps(text: str, regs: dict, mem, cfg: ProgramConfig) -> list[GoldenStep]:
     """Parse and run a program's text on the Machine."""
-    from tilecosim.model.asm import parse_program
     return golden_steps(parse_program(text), regs, mem, cfg.profile, cfg.lcfr)
 

@@ -18,16 +18,22 @@ reproduces it.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from tilecosim.hdl.common import Completion
+from tilecosim.hdl.tload.engine import TLoadEngine
+from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
+from tilecosim.model.asm import params_to_asm
 from tilecosim.model.faults import Fault
 from tilecosim.model.layouts import tile_offsets
 from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, plan, tload
-
-from tilecosim.hdl.tload.engine import TLoadEngine
-from tilecosim.sim.api import unpack
+from tilecosim.sim.api import pack, stretched, unpack, watchdog
+from tilecosim.sim.runner import run_bench
+from tilecosim.sim.stall import Stall
+from tilecosim.sim.streams import Responder, Sink, Source
 
 __all__ = ["instr_payload", "memory_answer", "SimConfig", "SimResult", "TileCollector", "budget", "simulate_tload", "compare", "Mismatch",
            "run_and_compare", "repro_command", "tload_setup"]
@@ -122,7 +128,6 @@ def budget(plist, mem, cfg: SimConfig, res: SimResult) -> int:
             floor += max(res.beats[-1], min_cycles(pl))
         except Fault:
             res.beats.append(0)
-    from tilecosim.sim.api import stretched
     return cfg.max_cycles or (stretched(10 * floor, cfg.p_req_ready, cfg.p_resp_valid,
                                         cfg.p_write_ready, cfg.p_instr_valid)
                               + 100 + 50 * len(plist))
@@ -138,7 +143,6 @@ class TileCollector:
     from its flat bits directly: this runs for every beat of every regression."""
 
     def __init__(self, plist, res: SimResult, width: int):
-        from tilecosim.hdl.tload.types import TileWrite
         self.res, self.width, self.ninstr = res, width, len(plist)
         self.owner = [i for i, b in enumerate(res.beats) for _ in range(b)]
         self.sizes = [p.outputs[0][1] if b else 0 for p, b in zip(plist, res.beats)]
@@ -205,7 +209,6 @@ def memory_answer(mem: np.ndarray, width: int, who: str):
     """The global memory's answer to a request (flat ``MemRequest`` bits): W bytes, the
     ``len`` requested from ``addr`` first, filler after them.  A request outside the memory
     or longer than a beat raises AssertionError naming ``who`` made it."""
-    from tilecosim.hdl.tload.types import MemRequest
     junk = bytes([0xA5]) * width
 
     def read(bits):
@@ -227,11 +230,6 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     ``cfg.seed``, so the pattern does not depend on the order in which a simulator
     resumes the processes within a cycle.
     """
-    from tilecosim.sim.api import pack, watchdog
-    from tilecosim.sim.stall import Stall
-    from tilecosim.sim.streams import Responder, Sink, Source
-    from tilecosim.hdl.common import Completion
-    from tilecosim.hdl.tload.types import TLoadInstr
     W = cfg.width
     state = {"cycle": 0, "done": False}
     clock = watchdog(state, budget(plist, mem, cfg, res),
@@ -282,7 +280,6 @@ def tload_setup(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig):
 def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
                    cfg: SimConfig = SimConfig(), timing: dict | None = None) -> SimResult:
     """Run one or several TLOADs back to back through the engine on ``cfg.backend``."""
-    from tilecosim.sim.runner import run_bench
     plist = [params] if isinstance(params, TLoadParams) else list(params)
     mem = np.asarray(mem, dtype=np.uint8)
     def make():
@@ -372,8 +369,6 @@ def run_and_compare(p: TLoadParams | list[TLoadParams], mem: np.ndarray,
 
 def repro_command(p: TLoadParams, cfg: SimConfig, mem_seed: int, mem_size: int) -> str:
     """The ``tilecosim tload`` line that reruns this scenario on the Amaranth backend."""
-    import shlex
-    from tilecosim.model.asm import params_to_asm
     text, regs = params_to_asm(p)
     parts = ["tilecosim", "tload", shlex.quote(text)]
     parts += [f"--reg {k}={v}" for k, v in regs.items()]
