@@ -48,10 +48,11 @@ def on_amaranth(k, width):
     return res.cycles, res.fault
 
 
-# W = 64 runs the code of W = 128; make test runs W = 32 on Amaranth and Icarus
+# W = 64 runs the code of W = 128; make test runs W = 32 on Amaranth (the Verilog simulators
+# run the batch TLOAD harness there)
 @pytest.mark.parametrize("sim,width", tiered(
     [(s, w) for w in (32, 128) for s in ("amaranth", "icarus", "verilator")],
-    lambda sim, width: width > 32 or sim == "verilator"))
+    lambda sim, width: width > 32 or sim != "amaranth"))
 def test_bulk_harness_matches_the_model_and_amaranth(sim, width):
     if sim != "amaranth":
         need(sim)

@@ -64,10 +64,11 @@ def test_the_pages_have_commands():
 
 
 #: a command that starts a Verilog simulator, writes or lints the Verilog of every top, starts a
-#: Dask cluster or runs the formal tools is in the slow tier (tests/tiers.py): each takes from
-#: several seconds to a minute, and its flow has fast tests of its own in make test
+#: Dask cluster, runs the formal tools or regresses the W = 128 engines is in the slow tier
+#: (tests/tiers.py): each takes from several seconds to a minute, and its flow has fast tests
+#: of its own in make test
 SLOW_WORDS = ("icarus", "verilator", "tilecosim verilog", "--cluster", "--coverage",
-              "tilecosim formal")
+              "tilecosim formal", "--width 128")
 
 
 def is_slow(text: str) -> bool:

@@ -1,7 +1,7 @@
 """``python -m tilecosim`` and the ``tilecosim`` script (:func:`entry`).
 
-Importing the command line takes about a second (numpy, Amaranth); a SIGINT or SIGTERM in
-that second ends the process at once, with one line and exit 130 or 143, since nothing has
+Importing the command line takes about half a second (numpy, Amaranth); a SIGINT or SIGTERM in
+that time ends the process at once, with one line and exit 130 or 143, since nothing has
 started yet.  :func:`tilecosim.cli.main` then takes over the signals
 (:func:`tilecosim.cleanup.stoppable`).
 """
@@ -9,8 +9,6 @@ started yet.  :func:`tilecosim.cli.main` then takes over the signals
 import os
 import signal
 import sys
-
-from tilecosim.cli import main
 
 
 def _stopped_while_starting(signum, frame):
@@ -23,6 +21,8 @@ def entry() -> int:
     for s in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(s) is not signal.SIG_IGN:   # a background job keeps ignoring it
             signal.signal(s, _stopped_while_starting)
+    # deferred: the handlers above must be in place before the second of imports below
+    from tilecosim.cli import main
     code = main()
     # CPython 3.11 remembers a KeyboardInterrupt that left an exec() of a string (dataclasses
     # and namedtuples build their methods so; a signal can land there) and, under

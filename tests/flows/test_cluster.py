@@ -179,6 +179,7 @@ def test_a_signal_prints_the_partial_report_and_exits_128_plus_it(sig, code, tmp
     assert "Traceback" not in err
 
 
+@SLOW                                          # test_debris.py refuses the same address in make test
 def test_an_unreachable_scheduler_is_a_one_line_error():
     t0 = time.monotonic()
     r = run("regress", "--scheduler", "tcp://127.0.0.1:1", "--count", "5")

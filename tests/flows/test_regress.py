@@ -64,7 +64,7 @@ def test_a_mismatch_is_reported_with_a_command_that_reproduces_it(tmp_path, monk
         out = real(cases, ub, res, vl)
         return out + [f"op {i} planted: dst0 byte lane 0 differs" for i, c in enumerate(cases)
                       if c.dist == "DIST_BRC_B16"]
-    monkeypatch.setattr(sa, "compare_load_align", broken)
+    monkeypatch.setattr("tilecosim.ops.load_align.compare_load_align", broken)  # regress's
     from tilecosim.cli import main
     code = main(["regress", "--ops", "load-align", "--count", "40", "--jobs", "1", "--out",
                  str(tmp_path), "--json"])
@@ -91,7 +91,7 @@ def test_regress_at_a_wider_beat(tmp_path, width, monkeypatch, capsys):
     def broken(p, mem, res, *args, instr=0, **kw):
         code, mism = real(p, mem, res, *args, instr=instr, **kw)
         return code, (mism + ["planted"] if instr == 0 and code is None else mism)
-    monkeypatch.setattr(st, "compare", broken)
+    monkeypatch.setattr("tilecosim.ops.tload.compare", broken)        # the one regress calls
     from tilecosim.cli import main
     code = main(["regress", "--ops", "tload", "--width", str(width), "--count", "16",
                  "--jobs", "1", "--out", str(tmp_path), "--json"])

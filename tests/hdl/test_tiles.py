@@ -161,8 +161,8 @@ SAMPLE_BINS = ("program.queue:full", "program.index:16", "program.lane:b4x2",
                "program.fault_after:9..32")
 
 
-@pytest.mark.parametrize("check", ["each", "end"])
-def test_random_programs(check):
+@pytest.mark.parametrize("check", [slow("each"), "end"])        # each: every program, checked
+def test_random_programs(check):                                  # after every instruction
     """Programs of queue pressure, Q#16, reuse, nibble lanes, a transposing layout and a
     read after release, with back-pressure; ``end`` streams each program without waiting
     between instructions."""
