@@ -36,8 +36,8 @@ from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
 from .benches.load_data_with_transpose import L1L0Result, l1l0_limit
-from .harness import (MemoryLoad, Readback, Responder, RunControl, WriteLog, batch_source,
-                      completions, loaded_memory, read_bytes, read_entries, read_log, run_batch,
+from .harness import (MemoryLoad, Readback, RunControl, WriteLog, batch_source, completions,
+                      loaded_memory, memory_port, read_bytes, read_entries, read_log, run_batch,
                       stall_gens, stall_loads, write_words)
 from .stall import seed_state, threshold
 
@@ -118,13 +118,7 @@ class BatchL1L0(wiring.Component):
     def _l1(self, m, eng, ctl, go):
         """The Responder, with L1 behind its head."""
         l1 = loaded_memory(m, "l1", self.l1, 8 * WORD, self.l1_words)
-        m.submodules.responder = rsp = Responder(eng.rd.payload.shape(),
-                                                 eng.rd_data.payload.shape(), self.latency, QUEUE)
-        wiring.connect(m, eng.rd, rsp.req)
-        wiring.connect(m, rsp.resp, eng.rd_data)
-        m.d.comb += [rsp.start.eq(self.start), rsp.running.eq(ctl.running),
-                     rsp.cycle.eq(ctl.cycle), rsp.go_ready.eq(go["rd"]),
-                     rsp.go_valid.eq(go["rd_data"])]
+        rsp = memory_port(m, self, eng.rd, eng.rd_data, ctl, go["rd"], go["rd_data"], QUEUE)
         head, take, full = rsp.head, rsp.take, rsp.overflow
         addr = eng.rd.payload.addr
         with m.If(take):

@@ -45,8 +45,8 @@ from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
 from .benches.tload import SimResult, TileCollector, budget, finish, instr_payload
-from .harness import (MemoryLoad, Readback, Responder, RunControl, WriteLog, batch_source,
-                      completions, loaded_memory, read_bytes, read_entries, read_log, run_batch,
+from .harness import (MemoryLoad, Readback, RunControl, WriteLog, batch_source, completions,
+                      loaded_memory, memory_port, read_bytes, read_entries, read_log, run_batch,
                       stall_gens, stall_loads, write_words)
 from .stall import seed_state, threshold
 
@@ -123,13 +123,7 @@ class BatchTLoad(wiring.Component):
     def _memory(self, m, eng, ctl, go):
         """The Responder, with the global memory behind its head."""
         gm = loaded_memory(m, "gm", self.gm, 8 * WORD, self.gm_words)
-        m.submodules.responder = rsp = Responder(eng.req.payload.shape(),
-                                                 eng.resp.payload.shape(), self.latency, QUEUE)
-        wiring.connect(m, eng.req, rsp.req)
-        wiring.connect(m, rsp.resp, eng.resp)
-        m.d.comb += [rsp.start.eq(self.start), rsp.running.eq(ctl.running),
-                     rsp.cycle.eq(ctl.cycle), rsp.go_ready.eq(go["req"]),
-                     rsp.go_valid.eq(go["resp"])]
+        rsp = memory_port(m, self, eng.req, eng.resp, ctl, go["req"], go["resp"], QUEUE)
         head, take, full = rsp.head, rsp.take, rsp.overflow
         req = eng.req.payload
         end = Signal(65)

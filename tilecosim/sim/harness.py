@@ -41,9 +41,9 @@ from amaranth.lib.wiring import In, Out
 from .stall import THRESHOLD_BITS, StallGen
 
 __all__ = ["MemoryLoad", "StallLoad", "stall_loads", "Readback", "RunControl", "BatchSource",
-           "Responder", "WriteLog", "Capture", "stall_gens", "batch_source", "completions", "wide_memory",
-           "loaded_memory", "read_bytes", "path", "write_words", "run_batch", "read_entries",
-           "read_log", "CHUNK"]
+           "Responder", "WriteLog", "Capture", "stall_gens", "batch_source", "memory_port",
+           "completions", "wide_memory", "loaded_memory", "read_bytes", "path", "write_words",
+           "run_batch", "read_entries", "read_log", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
 
@@ -291,6 +291,20 @@ def batch_source(m, harness, load, stream_, ctl, go) -> BatchSource:
                  src.running.eq(ctl.running), src.cycle.eq(ctl.cycle),
                  src.rb_addr.eq(harness.rb.addr), harness.rb.accept.eq(src.rb_accept)]
     return src
+
+
+def memory_port(m, harness, req, resp, ctl, go_ready, go_valid, queue: int) -> Responder:
+    """A :class:`Responder` between an engine's request stream ``req`` and its response
+    stream ``resp``, answering ``harness.latency`` cycles later in the run of ``ctl`` as the
+    patterns ``go_ready`` and ``go_valid`` let it; the harness drives its ``answer`` from its
+    ``head``."""
+    m.submodules.responder = rsp = Responder(req.payload.shape(), resp.payload.shape(),
+                                             harness.latency, queue)
+    wiring.connect(m, req, rsp.req)
+    wiring.connect(m, rsp.resp, resp)
+    m.d.comb += [rsp.start.eq(harness.start), rsp.running.eq(ctl.running),
+                 rsp.cycle.eq(ctl.cycle), rsp.go_ready.eq(go_ready), rsp.go_valid.eq(go_valid)]
+    return rsp
 
 
 def completions(m, done, ctl, capture_depth: int, harness) -> Capture:
