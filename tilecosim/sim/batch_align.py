@@ -36,7 +36,7 @@ from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
 from .benches.align import AlignResult
-from .harness import (Capture, MemoryLoad, Readback, RunControl, WriteLog, batch_source,
+from .harness import (MemoryLoad, Readback, RunControl, WriteLog, batch_source, capture_run,
                       loaded_memory, read_entries, run_batch, stall_gens, stall_loads, write_words)
 from .stall import seed_state, threshold
 
@@ -113,13 +113,8 @@ def _results(harness, m, unit, ctl, go):
     """Both align harnesses: ``res`` ready as the second stall pattern says, every result
     and its cycle captured, ``finished`` with the last."""
     m.d.comb += unit.res.ready.eq(ctl.running & go)
-    m.submodules.results = cap = Capture({"out": 32, "result": unit.res.payload.shape()},
-                                         harness.depth)
-    m.d.comb += [cap.take.eq(unit.res.valid & unit.res.ready), cap.fields.out.eq(ctl.cycle),
-                 cap.fields.result.eq(unit.res.payload), cap.start.eq(harness.start),
-                 cap.count.eq(harness.count), cap.rb_addr.eq(harness.rb.addr),
-                 ctl.stop.eq(cap.last), harness.finished.eq(cap.finished),
-                 harness.rb.out.eq(cap.rb.out), harness.rb.result.eq(cap.rb.result)]
+    capture_run(m, "results", harness, ctl, unit.res.valid & unit.res.ready,
+                {"out": ctl.cycle, "result": unit.res.payload})
 
 
 def _stalls(seeds, thresholds) -> dict:

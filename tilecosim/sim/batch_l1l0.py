@@ -108,7 +108,7 @@ class BatchL1L0(wiring.Component):
         batch_source(m, self, self.op, eng.op, ctl, go["op"])
         self._l1(m, eng, ctl, go)
         self._l0(m, eng, ctl, go)
-        completions(m, eng.done, ctl, self.depth, self)
+        completions(m, eng.done, ctl, self)
         return m
 
     def _bad(self, m, flag, addr):

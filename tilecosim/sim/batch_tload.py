@@ -117,7 +117,7 @@ class BatchTLoad(wiring.Component):
         batch_source(m, self, self.instr, eng.instr, ctl, go["instr"])
         self._memory(m, eng, ctl, go)
         self._writes(m, eng, ctl, go)
-        completions(m, eng.done, ctl, self.depth, self)
+        completions(m, eng.done, ctl, self)
         return m
 
     def _memory(self, m, eng, ctl, go):

@@ -42,7 +42,7 @@ from .stall import THRESHOLD_BITS, StallGen
 
 __all__ = ["MemoryLoad", "StallLoad", "stall_loads", "Readback", "RunControl", "BatchSource",
            "Responder", "WriteLog", "Capture", "stall_gens", "batch_source", "memory_port",
-           "completions", "wide_memory", "loaded_memory", "read_bytes", "path", "write_words",
+           "capture_run", "completions", "wide_memory", "loaded_memory", "read_bytes", "path", "write_words",
            "run_batch", "read_entries", "read_log", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
@@ -307,20 +307,28 @@ def memory_port(m, harness, req, resp, ctl, go_ready, go_valid, queue: int) -> R
     return rsp
 
 
-def completions(m, done, ctl, capture_depth: int, harness) -> Capture:
+def capture_run(m, name: str, harness, ctl, take, fields: dict) -> Capture:
+    """A :class:`Capture` of ``fields`` (name -> value) in every cycle ``take`` is high, each
+    read back through the harness's ``rb`` member of the same name; ``harness.count`` of them
+    end the run of ``ctl`` and raise ``harness.finished``."""
+    m.submodules[name] = cap = Capture({n: v.shape() for n, v in fields.items()},
+                                       harness.depth)
+    m.d.comb += [cap.take.eq(take), cap.start.eq(harness.start), cap.count.eq(harness.count),
+                 cap.rb_addr.eq(harness.rb.addr), ctl.stop.eq(cap.last),
+                 harness.finished.eq(cap.finished)]
+    for n, v in fields.items():
+        m.d.comb += [getattr(cap.fields, n).eq(v), getattr(harness.rb, n).eq(getattr(cap.rb, n))]
+    return cap
+
+
+def completions(m, done, ctl, harness) -> Capture:
     """An engine's ``done`` stream (one :data:`~tilecosim.hdl.common.Completion` per
     operation, always taken): the fault code and cycle of every completion captured
     (``accept`` stays the source's), read back through the harness's ``rb``; the run stops
     with the ``count``-th."""
-    m.submodules.completions = cap = Capture({"done": 32, "fault": done.payload.fault.shape()},
-                                             capture_depth)
-    m.d.comb += [done.ready.eq(1), cap.take.eq(ctl.running & done.valid),
-                 cap.fields.done.eq(ctl.cycle), cap.fields.fault.eq(done.payload.fault),
-                 cap.start.eq(harness.start), cap.count.eq(harness.count),
-                 cap.rb_addr.eq(harness.rb.addr), ctl.stop.eq(cap.last),
-                 harness.finished.eq(cap.finished),
-                 harness.rb.done.eq(cap.rb.done), harness.rb.fault.eq(cap.rb.fault)]
-    return cap
+    m.d.comb += done.ready.eq(1)
+    return capture_run(m, "completions", harness, ctl, ctl.running & done.valid,
+                       {"done": ctl.cycle, "fault": done.payload.fault})
 
 
 def wide_memory(m, name: str, width: int, depth: int, read_domain: str = "sync"):
