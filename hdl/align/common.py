@@ -8,12 +8,12 @@ static wirings.  The modes' numbering, their families and widths, and the bytes 
 
 from amaranth import Module, Mux, Signal, signed
 from amaranth.lib import data, enum, wiring
+from amaranth.lib.wiring import In
 
 from tilecosim.hdl.common import FaultCode, check_vector_length, first_fault
 from tilecosim.model import load_align as _model
 
-__all__ = ["LoadDist", "StoreDist", "Addressing", "AlignOp", "AlignUnit", "address_stage",
-           "check_ub_size"]
+__all__ = ["LoadDist", "StoreDist", "Addressing", "AlignOp", "AlignUnit", "address_stage"]
 
 
 class _ModeProperties:
@@ -102,11 +102,6 @@ class Addressing(enum.Enum, shape=2):
     ADDR_REG = 2
 
 
-def check_ub_size(ub_size: int) -> None:
-    if not isinstance(ub_size, int) or not 0 < ub_size < 1 << 31:
-        raise ValueError(f"ub_size={ub_size!r}: must be in 1..2**31-1 bytes")
-
-
 class AlignUnit(wiring.Component):
     """What both align units take, checked before the ports (``ports(vl)``) are made.
 
@@ -114,15 +109,16 @@ class AlignUnit(wiring.Component):
     ----------
     vl : int
         The vector length in bytes: a power of two of at least 64 (256 on the hardware).
-    ub_size : int
-        The bytes of UB; a read or write past it faults OutOfBounds."""
 
-    def __init__(self, vl: int = 256, ub_size: int = 256 * 1024):
+    The bytes of UB are the ``ub_size`` input (constant during a run; an access past them
+    faults OutOfBounds), as the TLOAD and L1 -> L0 engines take their memory sizes: the
+    port contract (D16) is the signature, and a design from elsewhere learns the size
+    there."""
+
+    def __init__(self, vl: int = 256):
         check_vector_length(vl)
-        check_ub_size(ub_size)
         self.vl = vl
-        self.ub_size = ub_size
-        super().__init__(self.ports(vl))
+        super().__init__({"ub_size": In(32), **self.ports(vl)})
 
     def ports(self, vl: int) -> dict:
         raise NotImplementedError
@@ -135,7 +131,7 @@ AlignOp = data.StructLayout({
 })
 
 
-def address_stage(m: Module, op, ub_size: int, nbytes, align, illegal, name: str):
+def address_stage(m: Module, op, ub_size, nbytes, align, illegal, name: str):
     """Effective address, next address and the fault of ``op``.
 
     ``nbytes`` and ``align`` are the mode's (signals), ``illegal`` its IllegalParameter

@@ -4,6 +4,7 @@ Ports:
 
 * ``op``  in  -- a LoadAlign: {dist, t (log2 sizeof T), addr, mode (plain / PostUpdate /
   AddrReg), value (stride or offset, elements, signed), reg_trait}
+* ``ub_size`` in -- the bytes of UB, constant during a run (OutOfBounds)
 * ``ub_addr``, ``ub_en`` out / ``ub_data`` in -- a synchronous UB read port 2*VL bytes wide:
   ``ub_data`` holds ub[ub_addr : ub_addr + 2*VL] the cycle after ``ub_en`` (an SRAM port;
   it keeps its data while ``ub_en`` is low)
@@ -77,7 +78,7 @@ def _wire(src, idx):
 
 
 class LoadAlignUnit(AlignUnit):
-    """The LoadAlign unit (see module doc): ``LoadAlignUnit(vl=256, ub_size=256 KB)``."""
+    """The LoadAlign unit (see module doc): ``LoadAlignUnit(vl=256)``."""
 
     def ports(self, vl: int) -> dict:
         return {

@@ -5,6 +5,7 @@ Ports:
 * ``op`` in -- a StoreAlign: the addressing of :data:`tilecosim.hdl.align.common.AlignOp` with
   ``dist`` a StoreDist, plus ``src0``, ``src1`` (VL bytes each) and ``mask`` (one bit per
   byte lane; an element is active when the bit of its first byte is set)
+* ``ub_size`` in -- the bytes of UB, constant during a run (OutOfBounds)
 * ``ub_waddr``, ``ub_wen``, ``ub_wdata`` (2*VL bytes), ``ub_wbe`` out -- a synchronous UB
   write port: byte k of ``ub_wdata`` goes to ub[ub_waddr + k] where ``ub_wbe[k]``
 * ``res`` out -- {next_addr, fault}
@@ -67,7 +68,7 @@ def store_wiring(dist: StoreDist, vl: int, t_bytes: int, reg_trait: int = 1):
 
 
 class StoreAlignUnit(AlignUnit):
-    """The StoreAlign unit (see module doc): ``StoreAlignUnit(vl=256, ub_size=256 KB)``."""
+    """The StoreAlign unit (see module doc): ``StoreAlignUnit(vl=256)``."""
 
     def ports(self, vl: int) -> dict:
         return {

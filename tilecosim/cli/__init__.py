@@ -20,8 +20,8 @@ import warnings
 from tilecosim.cleanup import PENDING, private_tmp, stoppable, stopping
 from tilecosim.model.asm import AsmError, RegisterError
 
-from . import (bench, demo, draw, formal, load_align, load_data_with_transpose, mutation, regress,
-               tload, verilog)
+from . import (bench, contract, demo, draw, formal, load_align, load_data_with_transpose,
+               mutation, regress, tload, verilog)
 from .common import EXIT_OK, EXIT_USAGE, FMT, Parser, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -38,9 +38,11 @@ examples:
   tilecosim load-data-with-transpose --dtype int8 --repeat-times 3 --src-stride 1 \\
       --dst-gap 1 --dst-bytes 4096
   tilecosim load-align --dist DIST_US_B16 --dtype b16 --addr 64
+  tilecosim contract load-align --lang systemverilog
   tilecosim demo
 
-The reference is in docs/ (cli.md, model.md, hdl.md, verification.md, benchmarks.md).
+The reference is in docs/ (cli.md, model.md, hdl.md, contract.md, verification.md,
+benchmarks.md).
 
 exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage error, 3 the instruction faulted,
 130 or 143 stopped by SIGINT or SIGTERM (nothing partial kept)
@@ -48,8 +50,8 @@ exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage 
 
 
 #: the subcommand groups, in the order of ``tilecosim --help``
-GROUPS = (tload, load_data_with_transpose, load_align, regress, draw, bench, verilog, mutation,
-          formal, demo)
+GROUPS = (tload, load_data_with_transpose, load_align, regress, contract, draw, bench, verilog,
+          mutation, formal, demo)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:

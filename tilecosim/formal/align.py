@@ -62,6 +62,7 @@ def _around(unit) -> tuple[Harness, Module]:
     back-pressure on its results."""
     h = Harness()
     h.m.submodules.dut = unit
+    h.m.d.comb += unit.ub_size.eq(256 * 1024)   # UB as the hardware has it
     h.free(unit.op.valid, unit.op.payload, unit.res.ready)
     h.stream(unit.op, "in", "op")
     h.stream(unit.res, "out", "res")

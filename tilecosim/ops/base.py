@@ -10,6 +10,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
+from tilecosim.sim.contract import Contract, derive
+from tilecosim.sim.ports import probe
+
 __all__ = ["Top", "Unit", "Outcome", "Operation"]
 
 
@@ -68,6 +71,15 @@ class Operation:
     widths: tuple[int, ...] | None = None
     #: the beat width this instance simulates (see :meth:`at_width`)
     width: int = 32
+    #: the module name of its port contract (D16; :meth:`contract`); None: the operation
+    #: has none (the tile system)
+    contract_module: str | None = None
+    #: the Verilog parameters a design of the contract takes, with the values the benches
+    #: give them by default (:class:`~tilecosim.sim.contract.Parameter`)
+    contract_parameters: tuple = ()
+    #: the contract's prose on docs/contract.md: what the engine's environment does on each
+    #: port, and what the design must and must not do beyond the common rules
+    contract_notes: str = ""
 
     def at_width(self, width: int) -> "Operation":
         """The operation simulated at beat width ``width`` (ValueError naming it when the
@@ -80,6 +92,19 @@ class Operation:
         other = copy.copy(self)
         other.width = width
         return other
+
+    # --- the port contract (D16) ---------------------------------------------------------
+    def reference(self, **params):
+        """The built-in engine at this width: the reference design of the contract
+        (``params``: the contract parameters' keywords)."""
+        raise NotImplementedError
+
+    def contract(self) -> Contract:
+        """The port contract at this width, derived from :meth:`reference`'s signature."""
+        if self.contract_module is None:
+            raise ValueError(f"{self.name} has no port contract")
+        return derive(probe(self.reference), self.name, self.contract_module,
+                      self.width if self.widths else None, self.contract_parameters)
 
     # --- regress ------------------------------------------------------------------------
     def bins(self) -> list[str]:

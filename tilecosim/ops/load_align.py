@@ -106,6 +106,26 @@ class LoadAlign(Operation):
     batch = {"amaranth": 40, "verilog": 120}
     harness_batch = 256
     image_file = "ub-seed{seed}.bin"
+    contract_module = "load_align_unit"
+    contract_notes = """\
+The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector registers.
+
+- `op`: `dist` is the LoadDist code (D12; a code no mode has faults IllegalParameter),
+  `t` log2 of the element bytes (0 b8 .. 3 b64), `addr` the UB byte address, `mode`
+  how the address is formed, `value` the PostUpdate stride or AddrReg offset in
+  elements, `reg_trait` 2 for RegTraitNumTwo.
+- `ub_addr`, `ub_en`, `ub_data`: a synchronous UB read port 2 x VL bytes wide: in the
+  cycle after a cycle with `ub_en` high, `ub_data` holds UB[ub_addr .. ub_addr + 2 VL -
+  1] (zeros past the end), and it keeps that data while `ub_en` is low. Reads have no
+  handshake: a read can be made every cycle.
+- `res`: one result per op, in op order: `dst0`, `dst1` (`dst1` is compared for the
+  modes with two registers and RegTraitNumTwo), `next_addr` (compared for PostUpdate),
+  and `fault`. Registers of a faulting op are not compared.
+- `ub_size`: the bytes of UB, constant during a run (OutOfBounds; `regress` uses 4096).
+"""
+
+    def reference(self):
+        return LoadAlignUnit(vl=VL)
 
     def bins(self) -> list[str]:
         out = []

@@ -122,6 +122,26 @@ class LoadDataWithTranspose(Operation):
     batch = {"amaranth": 10, "verilog": 24}
     harness_batch = 64
     image_file = "l1-seed{seed}.bin"
+    contract_module = "l1l0_engine"
+    contract_notes = """\
+The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
+
+- `op`: one call with every operand a number; `src` and `dst` are byte addresses in L1
+  and in L0 (L0A, or L0B with `dst_l0b`); `log2_ebits` is log2 of the element's bits (2
+  int4b, 3 8-bit, 4 16-bit, 5 32-bit).
+- `l1_size`, `l0_size`: the buffers' bytes, constant during a run (OutOfBounds).
+- `rd` / `rd_data`: L1 reads. A read names a 32-byte aligned `addr` and L1 answers with
+  the W bytes from there, one `rd_data` beat per read, in order, at least `--latency`
+  cycles after the read was taken, with random gaps. A read that is not 32-byte aligned
+  or passes the end of L1 fails the run.
+- `wr`: L0 writes of W bytes at a W-aligned `addr` inside L0; a write outside fails the
+  run. The final L0 image is compared with the model's, so the order of writes is free.
+- `done`: `fault` of each op, in op order. A faulting op, and an op with repeat 0,
+  make no access.
+"""
+
+    def reference(self):
+        return L1L0Engine(width=self.width)
 
     def bins(self) -> list[str]:
         out = []

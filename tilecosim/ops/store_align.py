@@ -45,6 +45,23 @@ class StoreAlign(Operation):
     units = (Unit("StoreAlignUnit", "align/store.py", area=(("store_align_unit (VL = 256)", {}),),
                   proof="store-align", proof_args={"vl": 64}, quick=True),)
     harness_batch = 256
+    contract_module = "store_align_unit"
+    contract_notes = """\
+The StoreAlign unit (seed 003, D11, D12) at VL = 256 bytes: vector registers to UB.
+
+- `op`: the LoadAlign fields (with the StoreDist code in `dist`), the registers `src0`
+  and `src1` and the byte `mask` (one bit per byte of the register).
+- `ub_waddr`, `ub_wen`, `ub_wdata`, `ub_wbe`: a UB write port 2 x VL bytes wide: in each
+  cycle with `ub_wen` high, UB[ub_waddr + k] takes byte k of `ub_wdata` where bit k of
+  `ub_wbe` is set. A write past the end of UB fails the run; the final UB image is
+  compared with the model's.
+- `res`: one result per op, in op order: `next_addr` (compared for PostUpdate) and
+  `fault`. A faulting op writes nothing.
+- `ub_size`: the bytes of UB, constant during a run (OutOfBounds).
+"""
+
+    def reference(self):
+        return StoreAlignUnit(vl=VL)
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:
         rng = random.Random(8)

@@ -132,6 +132,34 @@ class TLoad(Operation):
     batch = {"amaranth": 8, "verilog": 24}
     harness_batch = 64
     widths = (32, 64, 128)
+    contract_module = "tload_engine"
+    contract_notes = """\
+The engine of one TLOAD (seed 002, D9): a decoded instruction in, memory reads out, tile
+writes out, one completion per instruction.
+
+- `instr`: a TLOAD with every operand a number (`n` outputs, output k into queue
+  `queues[k]` with `sizes[k]` bytes; `stride_given` 0: RegSrc1 omitted, rows dense).
+  Decoding, the shape rules and the OutOfBounds check are the design's.
+- `mem_size`: the bytes of global memory, constant during a run (OutOfBounds).
+- `req` / `resp`: global memory. A request reads `len` bytes (1..W) from `addr`; the
+  memory answers each request with one W-byte `resp` beat, in request order, byte k =
+  memory[addr + k] (bytes past `len` are filler), at least one cycle (`--latency`) after
+  the request was taken, with random gaps. A request outside memory fails the run.
+- `write`: tile writes. `tile` is the output index (0 .. n-1), `offset` the byte offset of
+  the beat in that output tile (a multiple of W), `be` one enable per byte of `data`.
+  Bytes a write does not enable keep their value (Null padding writes nothing). Every
+  legal instruction writes exactly n x Size / W beats, all before the next instruction's
+  first: the bench gives beats to instructions by count.
+- `done`: `fault` of each instruction, in instruction order. A faulting instruction
+  makes no request and no write.
+- Pad values: Max/Min are the largest finite values (`--profile finite`, D5).
+- Reset: the TLOAD bench also resets the engine in the middle of an instruction; the
+  memory drops the responses it had pending, and the instructions after the reset must
+  run as if nothing came before.
+"""
+
+    def reference(self):
+        return TLoadEngine(width=self.width)
 
     def bins(self) -> list[str]:
         out = []

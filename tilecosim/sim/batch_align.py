@@ -79,7 +79,8 @@ class BatchLoadAlign(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.unit = unit = LoadAlignUnit(vl=self.vl, ub_size=self.ub_size)
+        m.submodules.unit = unit = LoadAlignUnit(vl=self.vl)
+        m.d.comb += unit.ub_size.eq(self.ub_size)
         m.submodules.control = ctl = RunControl()
         m.d.comb += ctl.start.eq(self.start)
         go = stall_gens(m, self.stall, PORTS, self.start)
@@ -208,7 +209,8 @@ class BatchStoreAlign(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.unit = unit = StoreAlignUnit(vl=self.vl, ub_size=self.ub_size)
+        m.submodules.unit = unit = StoreAlignUnit(vl=self.vl)
+        m.d.comb += unit.ub_size.eq(self.ub_size)
         m.submodules.control = ctl = RunControl()
         m.d.comb += ctl.start.eq(self.start)
         with m.If(self.start):

@@ -68,6 +68,7 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
     driver = Source("op", payloads, state, stall=Stall(seed, 0, p_op), accepted=res.accept)
 
     async def sram(port):
+        port.set("ub_size", ub.size)
         while not state["done"]:
             en, addr = await port.tick("ub_en", "ub_addr")
             if en:
@@ -100,7 +101,7 @@ def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
                         timing: dict | None = None) -> AlignResult:
     """Run a stream of LoadAligns through the unit on ``backend``."""
 
-    return run_bench(backend, lambda: LoadAlignUnit(vl=vl, ub_size=ub.size), "load_align_unit",
+    return run_bench(backend, lambda: LoadAlignUnit(vl=vl), "load_align_unit",
                      load_align_setup, (list(cases), ub, vl, seed, p_op, p_ready),
                      vcd=vcd, waves=waves, timing=timing, key=repr((vl, ub.size)))
 
@@ -164,6 +165,7 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
                     accepted=state.setdefault("accept", []))
 
     async def sram(port):
+        port.set("ub_size", ub.size)
         while not state["done"]:
             en, addr, wdata, be = await port.tick("ub_wen", "ub_waddr", "ub_wdata", "ub_wbe")
             if en:
@@ -205,7 +207,7 @@ def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     timed_out).  ``timing``, when given, also receives the cycle of every accept and
     result (``accept``, ``out``)."""
 
-    out = run_bench(backend, lambda: StoreAlignUnit(vl=vl, ub_size=ub.size), "store_align_unit",
+    out = run_bench(backend, lambda: StoreAlignUnit(vl=vl), "store_align_unit",
                     store_align_setup, (list(cases), ub, vl, seed, p_op, p_ready),
                     vcd=vcd, waves=waves, timing=timing, key=repr((vl, ub.size)))
     if timing is not None:

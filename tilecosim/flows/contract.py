@@ -1,0 +1,164 @@
+"""The port contracts of the registry's operations as one docs page (docs/contract.md).
+
+Each operation's section is written from :meth:`~tilecosim.ops.base.Operation.contract` --
+the ports, directions, widths and every payload field with its bit offsets, derived from the
+built-in engine's signature -- and from its ``contract_notes``; the rules every contract
+shares are :data:`COMMON`.  ``tilecosim contract --doc`` prints the page, and a test holds
+docs/contract.md equal to it.
+"""
+
+from __future__ import annotations
+
+from tilecosim import ops
+from tilecosim.sim.contract import Contract, Port
+
+__all__ = ["contract_ops", "page", "section", "COMMON"]
+
+COMMON = """\
+# Port contracts: verify your own design
+
+A design from elsewhere -- Verilog or SystemVerilog files on Icarus and Verilator, or an
+Amaranth `wiring.Component` on all three simulators -- runs through every flow in place of
+the built-in engine when it has the ports of its operation's contract (D16):
+
+    tilecosim contract load-align --lang systemverilog > load_align_unit.sv
+    tilecosim regress --ops load-align --dut load_align_unit.sv --backend verilator
+
+Every port table below is written from the built-in engine's component signature
+(`tilecosim contract --doc` prints this page; a test holds the page equal to it), so the
+contract and the reference implementation cannot drift. The built-in engines are the
+reference implementation of their contract.
+
+## Rules every contract shares
+
+**Names and widths.** The ports are the names Amaranth's Verilog back end gives the
+signature's members: a stream `op` is `op__valid`, `op__ready` and `op__payload`. Every
+payload is one flat vector; a field's bits are `[msb:lsb]` of it (little-endian: the
+first field of a struct is the least significant). `tilecosim contract OP` writes a module
+with exactly these ports: Verilog with a wire per field, or SystemVerilog with a packed
+struct per payload. A design whose ports differ in name, direction or width is refused
+before anything is simulated, with one line naming each difference (exit 2).
+
+**Clock and reset.** One clock, `clk`; the design samples on its rising edge. `rst` is
+synchronous and active high. On Icarus and Verilator the benches hold `rst` high for the
+first two cycles with every input at 0; Amaranth's simulator starts every register at its
+reset value without a pulse. After reset no `valid` the design drives may be high until it
+has something to send. An X or Z on an output the bench reads fails the run.
+
+**Streams (valid/ready).** A beat moves at a rising edge where `valid` and `ready` are
+both high. Once the sender raises `valid`, it keeps `valid` high and the payload unchanged
+until the beat moves. `valid` may not wait for `ready`; `ready` may depend on `valid`. The
+benches keep to this on the streams they drive, and show every stream's beats in the
+waveform groups.
+
+**Ordering.** One completion (or result) per instruction, in the order the instructions
+were accepted. The responses of a memory port come in the order of its requests.
+
+**What the design is free to choose.** Any latency and any throughput; any back-pressure
+on its inputs (`ready` low as long as it likes); its own pipelining and the number of
+instructions in flight; the order of its memory reads and writes (results are compared,
+not schedules). No check assumes the built-in engine's cycle counts: the reports give the
+design's cycles, and its efficiency against the fill bound, as figures.
+
+**What it must never do.** Write outside the destination (the run fails at the write);
+read outside the source buffer; write anything, or read memory, for a faulting
+instruction; send more completions than instructions; stop making progress (a watchdog
+ends the run, reports a hang and writes its waveform: for a design from elsewhere it
+allows 100 times the built-in engine's cycles plus 10,000).
+
+**Faults.** A faulting instruction completes with its D8 code (docs/design.md D8) in the
+order the model checks the rules, and changes nothing:
+
+| code | fault |
+|---:|---|
+{faults}
+"""
+
+
+def contract_ops() -> list:
+    """The operations with a port contract, in the registry's order."""
+    return [op for op in ops.REGISTRY if op.contract_module is not None]
+
+
+def _width(values: dict) -> str:
+    """A width or offset over the beat widths: one number, or ``a x W`` when linear."""
+    vals = list(values.values())
+    if len(set(vals)) == 1:
+        return str(vals[0])
+    ws = list(values)
+    slope = (vals[1] - vals[0]) / (ws[1] - ws[0])
+    base = vals[0] - slope * ws[0]
+    if slope.is_integer() and all(v == slope * w + base for w, v in values.items()):
+        a, b = int(slope), int(base)
+        term = "W" if a == 1 else f"{a}W"
+        return term + (f" + {b}" if b > 0 else f" - {-b}" if b < 0 else "")
+    return " / ".join(map(str, vals))
+
+
+def _type(f) -> str:
+    what = f.enum or f.kind
+    if f.count > 1:
+        what = f"{f.count} x {what}"
+    return what
+
+
+def _values(f) -> str:
+    return ", ".join(f"{n} = {v}" for n, v in f.values)
+
+
+def _port_rows(at: dict[int | None, Contract]) -> list[str]:
+    first = next(iter(at.values()))
+    rows = ["| port | direction | bits | what |", "|---|---|---:|---|"]
+    for p in first.ports:
+        widths = {w: c.port(p.name).width for w, c in at.items()}
+        what = {"clk": "clock (rising edge)", "rst": "synchronous reset, active high"}.get(
+            p.name, "a plain vector (notes above)")
+        if p.stream:
+            what = f"stream `{p.stream}`: {p.role}"
+        rows.append(f"| `{p.name}` | {p.direction} | {_width(widths)} | {what} |")
+    return rows
+
+
+def _field_rows(at: dict, p: Port) -> list[str]:
+    rows = [f"`{p.name}` ({_width({w: c.port(p.name).width for w, c in at.items()})} bits):",
+            "", "| field | bits | lsb | type | values |", "|---|---:|---:|---|---|"]
+    for f in p.fields:
+        width = _width({w: c.port(p.name).fields[[g.name for g in c.port(p.name).fields]
+                                                   .index(f.name)].width
+                        for w, c in at.items()})
+        lsb = _width({w: next(g for g in c.port(p.name).fields if g.name == f.name).offset
+                      for w, c in at.items()})
+        rows.append(f"| `{f.name}` | {width} | {lsb} | {_type(f)} | {_values(f)} |")
+    return rows
+
+
+def section(op) -> str:
+    """The docs section of ``op``'s contract, at every beat width it is built at."""
+    widths = op.widths or (None,)
+    at = {w: (op.at_width(w) if w else op).contract() for w in widths}
+    first = next(iter(at.values()))
+    head = f"## {op.seed_name}: `tilecosim contract {op.name}`"
+    out = [head, "",
+           f"Module `{first.module}` (the default of `--dut-top` is the first file's stem). "
+           + (f"Beat width W = {', '.join(map(str, widths))} bytes (`--width`); the widths "
+              f"below are in bytes of W where they depend on it." if widths != (None,) else
+              "It has no beat width: it is the same at every `--width`."), ""]
+    out += op.contract_notes.rstrip().splitlines() + [""]
+    if first.parameters:
+        out += ["| parameter | default | what |", "|---|---:|---|"]
+        out += [f"| `{p.name}` | {p.default} | {p.doc} |" for p in first.parameters]
+        out += [""]
+    out += _port_rows(at) + [""]
+    for p in first.ports:
+        if p.fields:
+            out += _field_rows(at, p) + [""]
+    return "\n".join(out)
+
+
+def page() -> str:
+    """docs/contract.md."""
+    # the fault codes are the payload enum's own (every contract's completion carries them)
+    fault = next(f for op in contract_ops() for p in op.contract().ports for f in p.fields
+                 if f.enum == "FaultCode")
+    text = COMMON.replace("{faults}", "\n".join(f"| {v} | {n} |" for n, v in fault.values))
+    return text + "\n" + "\n".join(section(op) for op in contract_ops())
