@@ -289,8 +289,11 @@ def _effective(t: str, addr: int, how: Addressing, align: int, ub: Buffer, nbyte
     if how.kind == "post_update" and how.value * size % align:
         raise _alignment("PostUpdate stride", how.value, f"stride*sizeof({t}) = "
                          f"{how.value * size} B must be a multiple of {align} B ({rule})")
-    if how.kind == "addr_reg":
-        ub.check(addr, 0, align, rule)          # the base register is aligned too
+    if how.kind == "addr_reg" and addr % align:     # the base register is aligned too; its
+        # bounds are not checked: the access is at addr + offset alone (D11: a read or
+        # write past the end of UB faults), as the units check it
+        raise Alignment(f"{ub.name} address", f"{addr:#x}" if addr >= 0 else str(addr),
+                        f"must be {align} B aligned ({rule})")
     ub.check(ea, nbytes, align, rule, access=access)
     nxt = addr + how.value * size if how.kind == "post_update" else addr
     return ea, nxt

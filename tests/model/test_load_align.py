@@ -125,6 +125,18 @@ def test_addr_reg_adds_the_offset_in_elements():
     assert r.address == 64 + 64 and r.dst[0][0] == 128 and r.next_addr == 64
 
 
+def test_addr_reg_reads_at_base_plus_offset_whatever_the_base():
+    """D11: a read past the end of UB faults; the read of AddrReg is at base + offset, so a
+    base past the end of UB with an offset back inside reads, and a misaligned base faults
+    Alignment (found by the LoadAlign unit disagreeing with the model at base 0x2000)."""
+    r = load_align(ub_ramp(4096), 8192, "DIST_NORM", "b8", Addressing.addr_reg(-8192))
+    assert r.address == 0 and list(r.dst[0][:4]) == [0, 1, 2, 3]
+    with pytest.raises(Alignment, match="UB address=0x2010: must be 32 B aligned"):
+        load_align(ub_ramp(4096), 8192 + 16, "DIST_NORM", "b8", Addressing.addr_reg(-8192))
+    with pytest.raises(OutOfBounds):
+        load_align(ub_ramp(4096), 8192, "DIST_NORM", "b8", Addressing.addr_reg(-4096 + 32))
+
+
 def test_alignment_of_address_stride_and_offset():
     with pytest.raises(Alignment, match="UB address=0x30: must be 32 B aligned .DIST_NORM."):
         load_align(ub_ramp(), 48, "DIST_NORM", "b8")

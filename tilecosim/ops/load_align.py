@@ -171,6 +171,12 @@ The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector regi
             if far_value:
                 how = Addressing(rng.choice(["post_update", "addr_reg"]),
                                  rng.choice([1, -1]) * rng.getrandbits(rng.randint(17, 31)))
+            if rng.random() < 0.25:      # AddrReg from a far base back inside UB: D11
+                # checks the read at base + offset alone
+                size = WIDTHS[t]
+                addr = rng.randint(1 << 11, (1 << 26) - 1) * 32     # 64 KB .. 2 GB
+                near = rng.randint(0, UB_SIZE // 32 - 20) * 32
+                how = Addressing("addr_reg", (near - addr) // size)
         c = AlignCase(dist.name, t, addr, how, trait)
         if kind == "IllegalParameter" and rng.random() < 0.25:    # a code no mode has (D12)
             c = dataclasses.replace(c, dist=rng.choice(UNUSED_CODES))
@@ -182,7 +188,7 @@ The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector regi
 
     def run(self, items, backend, image, seed, stall) -> Outcome:
         res = simulate_load_align(items, image, VL, seed=seed, p_op=1 - stall,
-                                  p_ready=1 - stall, backend=backend)
+                                  p_ready=1 - stall, backend=backend, design=self.design)
         return self._outcome(items, image, res)
 
     def run_many(self, batches, backend, image) -> list[Outcome]:
@@ -190,7 +196,7 @@ The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector regi
             return super().run_many(batches, backend, image)
         got = run_load_align_batches([(items, seed, 1 - stall, 1 - stall)
                                       for items, seed, stall in batches], image, VL, backend,
-                                     **self.harness_args())
+                                     design=self.design, **self.harness_args())
         return [self._outcome(items, image, res) for (items, _, _), res in zip(batches, got)]
 
     def _outcome(self, items, image, res) -> Outcome:
@@ -211,6 +217,7 @@ The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector regi
             parts += ["--addr-reg", str(c.how.value)]
         if c.reg_trait == 2:
             parts += ["--reg-trait", "2"]
+        parts += [shlex.quote(o) for o in self.design.options()]
         return " ".join(parts + ["--backend", backend])
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:
@@ -219,10 +226,10 @@ The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector regi
         ub = np.random.default_rng(7).integers(0, 256, UB_SIZE, dtype=np.uint8)
         if harness:
             res = run_load_align_batches([(cases, 3, 0.8, 0.75)], ub, VL, backend,
-                                         **self.harness_args())[0]
+                                         design=self.design, **self.harness_args())[0]
         else:
             res = simulate_load_align(cases, ub, VL, seed=3, p_op=0.8, p_ready=0.75,
-                                      backend=backend)
+                                      backend=backend, design=self.design)
         assert compare_load_align(cases, ub, res, VL) == []
         o = res.accept[0]
         return {"accept": [c - o for c in res.accept], "out": [c - o for c in res.out],
