@@ -28,6 +28,8 @@ from tilecosim.model.asm import SCALAR_REGS, parse_int
 from tilecosim.model.display import index_ramp, ramp_memory, seeded_memory
 from tilecosim.model.dtypes import PROFILES
 from tilecosim.model.tload import LCFR
+from tilecosim.sim.design import (BUILTIN, DesignError, amaranth_design, check as check_design,
+                                  verilog_design)
 from tilecosim.sim.ports import probe
 from tilecosim.sim.runner import BenchError
 from tilecosim.sim.waves import write_gtkw
@@ -386,3 +388,49 @@ def report_fault(args, fault, json_obj: dict, hdl: dict | None, text: str = "") 
         if hdl:
             print(hdl["summary"])
     return exit_status(hdl, EXIT_FAULT)
+
+
+# --- a design from elsewhere (D16) ------------------------------------------------------------
+
+DUT_HELP = ("a design from elsewhere in place of the built-in engine, with the ports of the "
+            "operation's contract (tilecosim contract OP; docs/contract.md)")
+
+
+def add_dut_options(p) -> None:
+    """``--dut FILE[,FILE...]``, ``--dut-top MODULE`` and ``--dut-amaranth MODULE:CLASS``."""
+    g = p.add_argument_group("design under test", DUT_HELP)
+    g.add_argument("--dut", metavar="FILE[,FILE...]",
+                   help="Verilog or SystemVerilog files of the design (icarus, verilator)")
+    g.add_argument("--dut-top", metavar="MODULE",
+                   help="its top module (default: the first file's stem)")
+    g.add_argument("--dut-amaranth", metavar="MODULE:CLASS",
+                   help="an Amaranth wiring.Component with the contract's signature, from a "
+                        "module or a .py file (every backend)")
+
+
+def design_of(args, op, backend: str):
+    """The :class:`~tilecosim.sim.design.Design` the options name for the operation ``op``
+    (at its width), its ports checked against the contract: a usage error, one line naming
+    every difference, before anything runs.  The built-in design without ``--dut``."""
+    dut, top, amaranth = (getattr(args, k, None) for k in ("dut", "dut_top", "dut_amaranth"))
+    if top and not dut:
+        raise UsageError("--dut-top names the top module of --dut FILE: give --dut")
+    if dut and amaranth:
+        raise UsageError("--dut and --dut-amaranth exclude each other: one design at a time")
+    if not (dut or amaranth):
+        return BUILTIN
+    if op.contract_module is None:
+        raise UsageError(f"--dut: {op.name} has no port contract (operations with one: "
+                         f"tilecosim contract --help)")
+    if backend == "golden":
+        raise UsageError("--dut: the design runs on an HDL backend: give --backend icarus, "
+                         "verilator" + (" or amaranth" if amaranth else ""))
+    if dut and backend == "amaranth":
+        raise UsageError(f"--dut: Verilog runs on --backend icarus or verilator, not "
+                         f"{backend} (an Amaranth design: --dut-amaranth MODULE:CLASS)")
+    try:
+        design = verilog_design(dut, top) if dut else amaranth_design(amaranth)
+        check_design(design, op.contract(), {})
+    except DesignError as e:
+        raise UsageError(str(e)) from None
+    return design

@@ -12,9 +12,13 @@ from tilecosim.model.load_align import (WIDTHS, Addressing, LoadDist, load_align
 from tilecosim.sim.benches.align import (AlignCase, AlignResult, compare_load_align,
                                          simulate_load_align)
 
-from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, any_int, backend_errors, check_waves,
-                     check_writable, emit_json, exit_status, image_or_ramp, int_arg, quote_argv,
-                     report_fault, usage_from, wave_lines, write_npz)
+from tilecosim import ops
+from tilecosim.ops.load_align import VL
+
+from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_dut_options, any_int,
+                     backend_errors, check_waves, check_writable, design_of, emit_json,
+                     exit_status, image_or_ramp, int_arg, quote_argv, report_fault, usage_from,
+                     wave_lines, write_npz)
 
 LOAD_ALIGN_HELP = """\
 Run one LoadAlign (UB -> one or two RegTensors of VL bytes) and print the register lanes.
@@ -95,11 +99,16 @@ def add_parsers(sub) -> dict:
     p.add_argument("--full", action="store_true",
                    help=f"print every row of lanes (default: the first {HEAD_ROWS} and the last "
                         f"{TAIL_ROWS} of a long register; --out saves them all)")
+    add_dut_options(p)
     return {"load-align": cmd_load_align}
 
 
 def cmd_load_align(args) -> int:
     check_waves(args)
+    args.design = design_of(args, ops.get("load-align"), args.backend)
+    if not args.design.builtin and args.vl != VL:
+        raise UsageError(f"--vl {args.vl}: the load-align contract is at VL = {VL} (a design "
+                         f"from elsewhere has its ports)")
     check_writable("--out", args.out, (".npz",), "a NumPy archive of dst0 (and dst1)")
     ub = Buffer("UB", image_or_ramp("--ub", args.ub, 8 * WIDTHS[args.dtype], args.ub_bytes,
                                       "--ub-bytes", DEFAULT_UB_BYTES))
@@ -160,7 +169,7 @@ def _run_load_align_hdl(args, ub, how) -> dict:
     case = AlignCase(_dist_name(args.dist), args.dtype, args.addr, how, args.reg_trait)
     try:
         res = simulate_load_align([case], ub.data, args.vl, vcd=args.vcd, backend=args.backend,
-                                  waves=args.waves)
+                                  waves=args.waves, design=args.design)
         problems = compare_load_align([case], ub.data, res, args.vl)
     except AssertionError as e:                  # the bench caught the unit misbehaving
         res, problems = AlignResult(), [str(e)]

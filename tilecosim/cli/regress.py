@@ -22,9 +22,11 @@ from tilecosim.flows.coverage import OPS
 from tilecosim.flows.regress import RunStopped, default_jobs, output_env, run_regress
 from tilecosim.ops import regress_default_names
 from tilecosim.progress import Progress
+from tilecosim.sim.design import BUILTIN
 from tilecosim.sim.runner import missing
 
-from .common import BACKENDS, FMT, UsageError, any_int, int_arg, make_dir, seed_arg
+from .common import (BACKENDS, FMT, UsageError, add_dut_options, any_int, design_of, int_arg,
+                     make_dir, seed_arg)
 
 REGRESS_HELP = """\
 Constrained-random regression of the HDL engines against the golden model, driven by
@@ -125,6 +127,7 @@ def add_parsers(sub) -> dict:
                    help="the waivers of --coverage (default: tilecosim/flows/"
                         "coverage_waivers.txt; format in docs/verification.md)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    add_dut_options(p)
     return {"regress": cmd_regress}
 
 
@@ -140,6 +143,12 @@ def cmd_regress(args) -> int:
             ops.get(op).at_width(args.width)
         except ValueError as e:
             raise UsageError(f"{e}: choose the operations with --ops") from None
+    args.design = BUILTIN
+    if args.dut or args.dut_amaranth or args.dut_top:
+        if len(args.ops) != 1:
+            raise UsageError(f"--dut: a design implements one operation; name it with --ops "
+                             f"(not {','.join(args.ops)})")
+        args.design = design_of(args, ops.get(args.ops[0]).at_width(args.width), args.backend)
     if args.coverage_waivers is not None and not args.coverage:
         raise UsageError("--coverage-waivers: only with --coverage")
     if args.coverage:
@@ -220,7 +229,8 @@ def run_and_report(args) -> int:
         if getattr(args, "scheduler", None) or getattr(args, "cluster", None):
             cluster = connect(args.scheduler, args.cluster)
         run = run_regress(args.backend, args.ops, args.count, args.seed, args.jobs, out_dir,
-                          progress, cluster, getattr(args, "build_cache", None), width)
+                          progress, cluster, getattr(args, "build_cache", None), width,
+                          getattr(args, "design", BUILTIN))
     finally:
         if cluster is not None:
             cluster.close()
@@ -240,7 +250,8 @@ def run_and_report(args) -> int:
         ratio = f"{r['cycles'] / r['ideal_cycles']:.2f}" if r["ideal_cycles"] else "-"
         print(f"{r['op']:26} {r['scenarios']:>9} {r['mismatches']:>10} {r['faults_checked']:>7} "
               f"{ratio:>12} {r['covered']:>4}/{r['bins']:<4}")
-    print(f"backend {args.backend}, W = {width}, seed {args.seed}, {checked} "
+    design = getattr(args, "design", BUILTIN)
+    print(f"design {design.label()}, backend {args.backend}, W = {width}, seed {args.seed}, {checked} "
           f"scenarios in {run.seconds:.0f} s ({_executor(args)}); cycles/ideal over the batches "
           f"without back-pressure; faults = faulting scenarios whose fault code was checked")
     if uncovered:
@@ -267,7 +278,8 @@ def run_and_report(args) -> int:
         shutil.rmtree(raw, ignore_errors=True)   # merged into coverage/coverage.dat
         print("\n".join(codecov.table(code)))
     if args.json:
-        print(json.dumps({"backend": args.backend, "width": width, "seed": args.seed,
+        print(json.dumps({"backend": args.backend, "design": design.label(),
+                          "width": width, "seed": args.seed,
                           "scenarios": checked,
                           "mismatches": len(fails),
                           "faults_checked": sum(r["faults_checked"] for r in rows),

@@ -30,6 +30,7 @@ from tilecosim import ops
 from tilecosim.cleanup import release_signals, signals_held, stopping
 from tilecosim.ops import Operation, Outcome as RunOutcome
 from tilecosim.sim import runner
+from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import VERILOG_SIMS
 
 from . import coverage as cov
@@ -125,12 +126,13 @@ def _run_many(operation: Operation, batches, backend, image) -> list[RunOutcome]
         return [_run_many(operation, [b], backend, image)[0] for b in batches]
 
 
-def run_job(op, batches, backend, seed, files, width: int = 32) -> list[BatchResult]:
+def run_job(op, batches, backend, seed, files, width: int = 32,
+            design: Design = BUILTIN) -> list[BatchResult]:
     """Run the batches ``(scenarios, bench seed, stall)`` of one operation at beat width
-    ``width`` (in one simulator start where the operation has a batch harness); on a
-    failure, run each scenario of a failing batch alone (all in one more start) to find the
-    culprits."""
-    operation = ops.get(op).at_width(width)
+    ``width`` on ``design`` (in one simulator start where the operation has a batch
+    harness); on a failure, run each scenario of a failing batch alone (all in one more
+    start) to find the culprits."""
+    operation = ops.get(op).at_width(width).with_design(design)
     image = operation.image(seed)
     got = _run_many(operation, [([s.item for s in scs], bseed, stall)
                                 for scs, bseed, stall in batches], backend, image)
@@ -292,8 +294,9 @@ def local_results(work, jobs: int, build_cache: str | None = None):
 JOB_SCENARIOS = 4096
 
 
-def plan_jobs(names, drawn, backend, seed, files, processes: int = 1, width: int = 32) -> list:
-    """The jobs ``(op, batches, backend, seed, files, width)``: batches of ``op.batch`` scenarios (or
+def plan_jobs(names, drawn, backend, seed, files, processes: int = 1, width: int = 32,
+              design: Design = BUILTIN) -> list:
+    """The jobs ``(op, batches, backend, seed, files, width, design)``: batches of ``op.batch`` scenarios (or
     ``op.harness_batch`` on a harness), never mixing batch keys, every other one with
     back-pressure; a job is one batch, or on a harness up to :data:`JOB_SCENARIOS`
     scenarios of batches, and no more than an even share of the ``processes``."""
@@ -319,10 +322,10 @@ def plan_jobs(names, drawn, backend, seed, files, processes: int = 1, width: int
                 continue
             batches.append((batch, seed * 1000 + b, 0.2 * (b % 2)))
         if not harness:
-            jobs += [(op, [b], backend, seed, files, width) for b in batches]
+            jobs += [(op, [b], backend, seed, files, width, design) for b in batches]
             continue
         per_job = max(1, min(JOB_SCENARIOS // size, -(-len(batches) // processes)))
-        jobs += [(op, batches[k:k + per_job], backend, seed, files, width)
+        jobs += [(op, batches[k:k + per_job], backend, seed, files, width, design)
                  for k in range(0, len(batches), per_job)]
     return jobs
 
@@ -345,7 +348,7 @@ class RegressRun:
 
 def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: Path,
                 progress=None, cluster=None, build_cache: str | None = None,
-                width: int = 32) -> RegressRun:
+                width: int = 32, design: Design = BUILTIN) -> RegressRun:
     """Draw and run at beat width ``width`` (the same scenarios at every width), in this
     process (``jobs`` 1), ``jobs`` processes, or on ``cluster``
     (a :class:`tilecosim.flows.cluster.Cluster`).  Results are taken as they finish;
@@ -353,7 +356,7 @@ def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: 
     was checked until then is returned with ``stopped`` saying why."""
     with output_env(Path(out_dir)):
         return _run_regress(backend, names, count, seed, jobs, Path(out_dir), progress,
-                            cluster, build_cache, width)
+                            cluster, build_cache, width, design)
 
 
 @contextlib.contextmanager
@@ -375,11 +378,11 @@ def output_env(out_dir: Path):
 
 
 def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, build_cache,
-                 width) -> RegressRun:
+                 width, design) -> RegressRun:
     files = image_files(out_dir, seed)
     drawn = {op: draw_scenarios(op, count, seed) for op in names}
     work = plan_jobs(names, drawn, backend, seed, files,
-                     cluster.processes() if cluster else jobs, width)
+                     cluster.processes() if cluster else jobs, width, design)
     total = sum(len(scs) for w in work for scs, _, _ in w[1])
     outcomes, perf, workers, log, done, bad = [], {op: [0, 0] for op in names}, {}, [], 0, 0
     stopped = None

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from tilecosim.sim.contract import Contract, derive
+from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.ports import probe
 
 __all__ = ["Top", "Unit", "Outcome", "Operation"]
@@ -80,6 +81,9 @@ class Operation:
     #: the contract's prose on docs/contract.md: what the engine's environment does on each
     #: port, and what the design must and must not do beyond the common rules
     contract_notes: str = ""
+    #: the design under test (D16): the built-in engine unless ``--dut`` names one from
+    #: elsewhere (see :meth:`with_design`)
+    design: Design = BUILTIN
 
     def at_width(self, width: int) -> "Operation":
         """The operation simulated at beat width ``width`` (ValueError naming it when the
@@ -91,6 +95,17 @@ class Operation:
                              f"{', '.join(map(str, self.widths))} only")
         other = copy.copy(self)
         other.width = width
+        return other
+
+    def with_design(self, design: Design) -> "Operation":
+        """The operation simulated on ``design`` (which honours its port contract) instead
+        of the built-in engine."""
+        if design == self.design:
+            return self
+        if self.contract_module is None and not design.builtin:
+            raise ValueError(f"--dut: {self.name} has no port contract")
+        other = copy.copy(self)
+        other.design = design
         return other
 
     # --- the port contract (D16) ---------------------------------------------------------

@@ -70,14 +70,14 @@ The StoreAlign unit (seed 003, D11, D12) at VL = 256 bytes: vector registers to 
         timing = {}
         if harness:
             out = run_store_align_batches([(cases, ub, 5, 0.8, 0.75)], VL, backend,
-                                          **self.harness_args())[0]
+                                          design=self.design, **self.harness_args())[0]
             assert out["error"] is None, out["error"]
             final, results, timed_out = out["mem"], out["results"], out["timed_out"]
             timing.update(accept=out["accept"], out=out["out"])
         else:
             final, results, timed_out = simulate_store_align(cases, ub, VL, seed=5, p_op=0.8,
                                                              p_ready=0.75, backend=backend,
-                                                             timing=timing)
+                                                             timing=timing, design=self.design)
         assert compare_store_align(cases, ub, final, results, timed_out, VL) == []
         o = timing["accept"][0]
         return {"accept": [c - o for c in timing["accept"]],

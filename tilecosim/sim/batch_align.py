@@ -32,6 +32,7 @@ from tilecosim.hdl.align.common import AlignOp
 from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
 from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult, StoreAlignUnit
 from tilecosim.sim.api import pack
+from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
@@ -59,12 +60,13 @@ class BatchLoadAlign(wiring.Component):
     #: for ``regress --coverage``: the unit's instance, and its top name
     coverage_scope = ("unit", "load_align_unit")
 
-    def __init__(self, ub_size: int, vl: int = 256, depth: int = 1024):
+    def __init__(self, ub_size: int, vl: int = 256, depth: int = 1024, engine=None):
         if not 1 <= depth <= 1 << 16:
             raise ValueError(f"depth={depth}: must be in 1..65536")
         if not 1 <= ub_size <= 1 << 24:
             raise ValueError(f"ub_size={ub_size}: must be in 1..{1 << 24}")
         self.ub_size, self.vl, self.depth = ub_size, vl, depth
+        self.engine = engine or (lambda: LoadAlignUnit(vl=vl))
         self.span = 2 * vl // WORD + 1                 # words one unaligned read touches
         self.ub_words = -(-ub_size // WORD) + self.span
         self.res_layout = LoadAlignResult(vl)
@@ -79,7 +81,7 @@ class BatchLoadAlign(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.unit = unit = LoadAlignUnit(vl=self.vl)
+        m.submodules.unit = unit = self.engine()
         m.d.comb += unit.ub_size.eq(self.ub_size)
         m.submodules.control = ctl = RunControl()
         m.d.comb += ctl.start.eq(self.start)
@@ -151,7 +153,7 @@ def batch_load_align_setup(ub: np.ndarray, ub_words: int, vl: int, batches: list
 
 def run_load_align_batches(batches, ub: np.ndarray, vl: int = 256, backend: str = "amaranth",
                            depth: int = 1024, waves: str | None = None,
-                           vcd: str | None = None) -> list:
+                           vcd: str | None = None, design: Design = BUILTIN) -> list:
     """Run every batch ``(cases, seed, p_op, p_ready)`` (each of at most ``depth`` ops)
     through the harness, in one simulator start; one
     :class:`~tilecosim.sim.benches.align.AlignResult` per batch, like the Python-driven
@@ -167,9 +169,10 @@ def run_load_align_batches(batches, ub: np.ndarray, vl: int = 256, backend: str 
                       (seed_state(seed, 0), seed_state(seed, 1)),   # the Python bench's ports
                       (threshold(p_op), threshold(p_ready)), 10 * len(cases) + 100))
     ub_words = -(-ub.size // WORD) + 2 * vl // WORD + 1           # BatchLoadAlign.ub_words
-    return run_bench(backend, lambda: BatchLoadAlign(ub.size, vl, depth), "batch_load_align",
-                     batch_load_align_setup, (ub, ub_words, vl, specs),
-                     vcd=vcd, waves=waves, key=repr((ub.size, vl, depth)))
+    engine = lambda: design.make(lambda: LoadAlignUnit(vl=vl), {})     # noqa: E731
+    return run_bench(backend, lambda: BatchLoadAlign(ub.size, vl, depth, engine),
+                     "batch_load_align", batch_load_align_setup, (ub, ub_words, vl, specs),
+                     vcd=vcd, waves=waves, key=repr((ub.size, vl, depth)), design=design)
 
 
 def run_batch_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
@@ -192,10 +195,11 @@ class BatchStoreAlign(wiring.Component):
     #: for ``regress --coverage``: the unit's instance, and its top name
     coverage_scope = ("unit", "store_align_unit")
 
-    def __init__(self, ub_size: int, vl: int = 256, depth: int = 1024):
+    def __init__(self, ub_size: int, vl: int = 256, depth: int = 1024, engine=None):
         if not 1 <= depth <= 1 << 16:
             raise ValueError(f"depth={depth}: must be in 1..65536")
         self.ub_size, self.vl, self.depth = ub_size, vl, depth
+        self.engine = engine or (lambda: StoreAlignUnit(vl=vl))
         self.op_layout = StoreAlignOp(vl)
         super().__init__({
             "op": In(MemoryLoad(self.op_layout, depth)),
@@ -209,7 +213,7 @@ class BatchStoreAlign(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.unit = unit = StoreAlignUnit(vl=self.vl)
+        m.submodules.unit = unit = self.engine()
         m.d.comb += unit.ub_size.eq(self.ub_size)
         m.submodules.control = ctl = RunControl()
         m.d.comb += ctl.start.eq(self.start)
@@ -271,7 +275,7 @@ def batch_store_align_setup(vl: int, batches: list):
 
 def run_store_align_batches(batches, vl: int = 256, backend: str = "amaranth",
                             depth: int = 1024, waves: str | None = None,
-                            vcd: str | None = None) -> list:
+                            vcd: str | None = None, design: Design = BUILTIN) -> list:
     """Run every batch ``(cases, ub, seed, p_op, p_ready)`` (the UB images all of one size)
     through the harness, in one simulator start; one dict per batch with the final UB image
     ``mem``, the ``results`` (next address, fault), the ``accept`` and ``out`` cycles,
@@ -289,6 +293,7 @@ def run_store_align_batches(batches, vl: int = 256, backend: str = "amaranth",
     if len(sizes) > 1:
         raise ValueError(f"UB images of {len(sizes)} sizes: one harness run takes one size")
     ub_size = sizes.pop()
-    return run_bench(backend, lambda: BatchStoreAlign(ub_size, vl, depth), "batch_store_align",
-                     batch_store_align_setup, (vl, specs), vcd=vcd, waves=waves,
-                     key=repr((ub_size, vl, depth)))
+    engine = lambda: design.make(lambda: StoreAlignUnit(vl=vl), {})    # noqa: E731
+    return run_bench(backend, lambda: BatchStoreAlign(ub_size, vl, depth, engine),
+                     "batch_store_align", batch_store_align_setup, (vl, specs), vcd=vcd,
+                     waves=waves, key=repr((ub_size, vl, depth)), design=design)

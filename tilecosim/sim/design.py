@@ -132,9 +132,9 @@ class ExternalEngine(wiring.Component):
         m = Module()
         conns = {f"p_{k.upper()}": v for k, v in self.parameters.items()}
         conns.update(i_clk=ClockSignal(), i_rst=ResetSignal())
-        for path, flow, value in self.signature.flatten(self):
+        for path, member, value in self.signature.flatten(self):
             name = "__".join(map(str, path))
-            conns[("i_" if flow == In else "o_") + name] = Value.cast(value)
+            conns[("i_" if member.flow == In else "o_") + name] = Value.cast(value)
         m.submodules.dut = Instance(self.module, **conns)
         return m
 

@@ -38,6 +38,7 @@ from amaranth import Cat, Module, Signal, Value
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .api import hang_limit
 from .stall import THRESHOLD_BITS, StallGen
 
 __all__ = ["MemoryLoad", "StallLoad", "stall_loads", "Readback", "RunControl", "BatchSource",
@@ -439,8 +440,8 @@ async def run_batch(port, queue: str, payloads, stalls: dict, limit: int) -> boo
     """One run of a harness: write ``payloads`` to its ``queue`` (a :class:`MemoryLoad`
     member), set ``count`` and each stall pattern (``stalls``: port -> (seed state,
     threshold), on the harness's ``stall`` member, :func:`stall_loads`), pulse ``start`` and
-    wait for ``finished`` in one wait of at most ``limit`` cycles. Returns whether it
-    finished."""
+    wait for ``finished`` in one wait of at most ``limit`` cycles (its
+    :func:`~tilecosim.sim.api.hang_limit`). Returns whether it finished."""
     await write_words(port, queue, payloads)
     port.set("count", len(payloads))
     seed, threshold = StallLoad().members
@@ -450,4 +451,4 @@ async def run_batch(port, queue: str, payloads, stalls: dict, limit: int) -> boo
     port.set("start", 1)
     await port.tick()
     port.set("start", 0)
-    return await port.until("finished", limit)
+    return await port.until("finished", hang_limit(limit))

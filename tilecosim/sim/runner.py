@@ -38,9 +38,10 @@ from amaranth.back import verilog
 
 import tilecosim.hdl
 from tilecosim.cleanup import PENDING
-from tilecosim.sim.api import run_amaranth
+from tilecosim.sim.api import DESIGN_ENV, run_amaranth
 
 from . import ports
+from .design import BUILTIN, Design
 from .toolchain import require, verilator_env
 
 __all__ = ["BACKENDS", "VERILOG_SIMS", "BenchError", "missing", "cache_dir", "run_bench",
@@ -237,11 +238,13 @@ def drop_zero_inits(verilog: str) -> str:
 
 
 def build(sim: str, verilog: str, top: str, waves: bool = False,
-          public: tuple | None = None) -> Path:
+          public: tuple | None = None, sources: tuple = (), source_key: str = "") -> Path:
     """Build ``verilog`` (top module ``top``) for ``sim`` unless the cache has it; returns
     the build directory.  ``public``: the signals of ``top`` a bench reads or drives
-    (Verilator makes only these visible; None: every signal of ``top``).  Raises
-    :class:`BenchError` with the log's path on failure."""
+    (Verilator makes only these visible; None: every signal of ``top``); ``sources``: more
+    Verilog files compiled with it (a design from elsewhere), named in the cache key by
+    ``source_key`` (their content's digest).  Raises :class:`BenchError` with the log's path
+    on failure."""
     reason = missing(sim)
     if reason:
         raise BenchError(reason)
@@ -250,7 +253,8 @@ def build(sim: str, verilog: str, top: str, waves: bool = False,
     tuning = (f"{VERILATOR_ARGS}{VERILATOR_MAKE}{public}"
               f"{(COVERAGE_ARGS, 'memories off', 'OPT_SLOW=-O0') if coverage else ''}"
               if sim == "verilator" else "")
-    key = hashlib.sha1(f"{sim}\0{top}\0{int(waves)}\0{tuning}\0{verilog}".encode()).hexdigest()[:16]
+    key = hashlib.sha1(f"{sim}\0{top}\0{int(waves)}\0{tuning}\0{source_key}\0{verilog}"
+                       .encode()).hexdigest()[:16]
     bdir = cache_dir() / f"{sim}-{top}-{key}"
     stamp = bdir / ".built"
     _sim_env(sim)
@@ -278,7 +282,7 @@ def build(sim: str, verilog: str, top: str, waves: bool = False,
             os.environ["MAKEFLAGS"] = os.environ["MAKEFLAGS"].replace("OPT_SLOW=-O1",
                                                                       "OPT_SLOW=-O0")
         try:
-            _runner(sim).build(sources=[src], hdl_toplevel=top, build_dir=bdir,
+            _runner(sim).build(sources=[src, *sources], hdl_toplevel=top, build_dir=bdir,
                                   timescale=("1ns", "1ps"), waves=waves, build_args=args,
                                   always=True, log_file=log)
         except (SystemExit, Exception) as e:
@@ -347,7 +351,7 @@ def _free_path(folder: Path, stem: str, suffix: str, *also: str) -> Path:
 
 def run_bench(backend: str, make_dut, top: str, setup, args: tuple, *,
               vcd: str | None = None, waves: str | None = None, run_dir: str | None = None,
-              timing: dict | None = None, key: str | None = None):
+              timing: dict | None = None, key: str | None = None, design: Design = BUILTIN):
     """Run the bench ``setup(*args)`` on the design ``make_dut()`` and return its filled result.
 
     The input ports (set to 0 before reset on the 4-state simulators) and the signals traced
@@ -357,16 +361,31 @@ def run_bench(backend: str, make_dut, top: str, setup, args: tuple, *,
     :func:`_default_waves`).  ``timing``, when given, receives ``{"seconds"}``: the wall
     time of the run proper (after build and setup).  A bench process that raises (e.g. a
     read outside memory) raises AssertionError here on every backend.
+
+    ``design`` names the design under test that ``make_dut`` instantiates (D16): a design
+    from elsewhere gets a top of its own (``<top>_dut``, beside its own modules), a cache
+    key naming its files' contents, its Verilog files compiled with the bench's, and the
+    watchdog's slack (:func:`~tilecosim.sim.api.hang_limit`).
     """
-    result = _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, key)
+    os.environ[DESIGN_ENV] = design.kind
+    if not design.builtin:
+        if design.external_verilog and backend == "amaranth":
+            raise ValueError(f"--dut {design.label()}: Verilog runs on icarus or verilator, "
+                             f"not on Amaranth's simulator (--dut-amaranth runs on all three)")
+        top = f"{top}_dut"
+        key = f"{key}\0{design.key()}"
+    result = _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, key,
+                       design)
     if _timed_out(result) and not (vcd or waves):
         # a hang: run it again with a waveform, and say where it is
         path = _default_waves(top, backend, prefix="hang-")
         if backend == "amaranth":
             path = path.with_suffix(".vcd")
-            _run_once(backend, make_dut, top, setup, args, str(path), None, None, None, key)
+            _run_once(backend, make_dut, top, setup, args, str(path), None, None, None, key,
+                      design)
         else:
-            _run_once(backend, make_dut, top, setup, args, None, str(path), None, None, key)
+            _run_once(backend, make_dut, top, setup, args, None, str(path), None, None, key,
+                      design)
         for one in result if isinstance(result, list) else [result]:
             if not _timed_out(one):
                 continue
@@ -385,7 +404,8 @@ def _timed_out(result) -> bool:
                 else getattr(result, "timed_out", False))
 
 
-def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, key):
+def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, key,
+              design=BUILTIN):
     if backend == "amaranth":
         dut = make_dut()
         procs, result = setup(*args)
@@ -404,7 +424,7 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
     text = to_verilog(make_dut, top, key)
     probe = ports.probe(make_dut)                # its signature: ports, inputs, scope
     public = ("clk", "rst") + tuple(p.name for p in ports.ports(probe))
-    bdir = build(backend, text, top, want_waves, public)
+    bdir = build(backend, text, top, want_waves, public, design.sources(), design.key())
     rdir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"tilecosim-{backend}-"))
     try:
         return _simulate(backend, top, setup, args, waves, want_waves, bdir, probe, rdir,

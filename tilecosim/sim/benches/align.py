@@ -17,6 +17,7 @@ from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
 from tilecosim.model.load_align import Addressing as MAddr, load_align, store_align
 from tilecosim.sim.api import pack, stretched, unpack, watchdog
+from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 from tilecosim.sim.stall import Stall
 from tilecosim.sim.streams import Sink, Source
@@ -98,12 +99,14 @@ def load_align_setup(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
 def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
                         p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None,
                         backend: str = "amaranth", waves: str | None = None,
-                        timing: dict | None = None) -> AlignResult:
-    """Run a stream of LoadAligns through the unit on ``backend``."""
+                        timing: dict | None = None, design: Design = BUILTIN) -> AlignResult:
+    """Run a stream of LoadAligns through the unit (``design``: the built-in one, or one
+    of the contract from elsewhere) on ``backend``."""
 
-    return run_bench(backend, lambda: LoadAlignUnit(vl=vl), "load_align_unit",
-                     load_align_setup, (list(cases), ub, vl, seed, p_op, p_ready),
-                     vcd=vcd, waves=waves, timing=timing, key=repr((vl, ub.size)))
+    return run_bench(backend, lambda: design.make(lambda: LoadAlignUnit(vl=vl), {}),
+                     "load_align_unit", load_align_setup,
+                     (list(cases), ub, vl, seed, p_op, p_ready), vcd=vcd, waves=waves,
+                     timing=timing, key=repr((vl, ub.size)), design=design)
 
 
 def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:
@@ -202,14 +205,15 @@ def store_align_setup(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_
 def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
                          p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None,
                          backend: str = "amaranth", waves: str | None = None,
-                         timing: dict | None = None):
-    """Run StoreAligns through the unit on ``backend``; returns (final UB image, results,
-    timed_out).  ``timing``, when given, also receives the cycle of every accept and
-    result (``accept``, ``out``)."""
+                         timing: dict | None = None, design: Design = BUILTIN):
+    """Run StoreAligns through the unit (``design``) on ``backend``; returns (final UB
+    image, results, timed_out).  ``timing``, when given, also receives the cycle of every
+    accept and result (``accept``, ``out``)."""
 
-    out = run_bench(backend, lambda: StoreAlignUnit(vl=vl), "store_align_unit",
-                    store_align_setup, (list(cases), ub, vl, seed, p_op, p_ready),
-                    vcd=vcd, waves=waves, timing=timing, key=repr((vl, ub.size)))
+    out = run_bench(backend, lambda: design.make(lambda: StoreAlignUnit(vl=vl), {}),
+                    "store_align_unit", store_align_setup,
+                    (list(cases), ub, vl, seed, p_op, p_ready), vcd=vcd, waves=waves,
+                    timing=timing, key=repr((vl, ub.size)), design=design)
     if timing is not None:
         timing.update(accept=out["accept"], out=out["out"])
     return out["mem"], out["results"], out["timed_out"]
