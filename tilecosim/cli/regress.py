@@ -19,7 +19,8 @@ from tilecosim.flows import codecov, coverage as cov
 from tilecosim.flows.cluster import check_address, connect, parse_local
 from tilecosim.flows.codecov import WAIVERS, CoverageToolError, WaiverError, parse_waivers, yosys
 from tilecosim.flows.coverage import OPS
-from tilecosim.flows.regress import RunStopped, default_jobs, output_env, run_regress
+from tilecosim.flows.regress import (WAVES_PER_RUN, RunStopped, default_jobs, mismatch_waves,
+                                     output_env, run_regress)
 from tilecosim.ops import regress_default_names
 from tilecosim.progress import Progress
 from tilecosim.sim.design import BUILTIN
@@ -239,9 +240,16 @@ def run_and_report(args) -> int:
     sig = caught_signal() or (signal.SIGINT if run.stopped == "interrupted" else None)
     rows, hits, uncovered = summarize(run.drawn, run.outcomes, run.perf)
     fails = [o for o in run.outcomes if not o.ok]
+    if fails and not sig:
+        print(f"tilecosim regress: re-running the first {min(len(fails), WAVES_PER_RUN)} "
+              f"mismatches alone with waves", file=sys.stderr, flush=True)
+        with output_env(out_dir):
+            mismatch_waves(run, args.backend, args.seed, out_dir, width,
+                           getattr(args, "design", BUILTIN))
     checked = sum(r["scenarios"] for r in rows)
     for o in fails[:50]:
-        print(f"MISMATCH {o.op} #{o.index}: {o.problem}\n  reproduce: {o.repro}")
+        print(f"MISMATCH {o.op} #{o.index}: {o.problem}\n  reproduce: {o.repro}"
+              + (f"\n  waveform: {o.waveform}" if o.waveform else ""))
     if len(fails) > 50:
         print(f"... and {len(fails) - 50} more mismatches")
     print(f"\n{'op':26} {'scenarios':>9} {'mismatches':>10} {'faults':>7} "

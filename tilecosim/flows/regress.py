@@ -30,7 +30,7 @@ from tilecosim import ops
 from tilecosim.cleanup import release_signals, signals_held, stopping
 from tilecosim.ops import Operation, Outcome as RunOutcome
 from tilecosim.sim import runner
-from tilecosim.sim.design import BUILTIN, Design
+from tilecosim.sim.design import BUILTIN, Design, DesignError
 from tilecosim.sim.runner import VERILOG_SIMS
 
 from . import coverage as cov
@@ -94,6 +94,9 @@ class Outcome:
     ok: bool
     problem: str = ""
     repro: str = ""
+    bench_seed: int | None = None       # the bench run's seed and back-pressure (a failure's:
+    stall: float | None = None          # what re-runs it alone, :func:`mismatch_waves`)
+    waveform: str | None = None         # the waveform of a failure re-run alone
 
 
 @dataclasses.dataclass
@@ -166,13 +169,14 @@ def _judge(op, operation, scs, bseed, stall, got, alone, backend, seed, files) -
                    or (f"hung; waveform: {one.waveform}" if one.waveform else ""))
         else:
             msg = problems.get(i) or (problems.get(-1) if len(scs) == 1 else "")
-        outcomes.append(Outcome(op, s.index, not msg, msg, repro(s) if msg else ""))
+        outcomes.append(Outcome(op, s.index, not msg, msg, repro(s) if msg else "",
+                                bseed if msg else None, stall if msg else None))
     if all(o.ok for o in outcomes):             # a batch-level problem nobody reproduces alone
         o = outcomes[-1]
         msg = problems.get(-1, "batch failed")
         outcomes[-1] = Outcome(op, o.index, False,
                                "fails only back to back with its batch: " + msg
-                               if len(scs) > 1 else msg, repro(scs[-1]))
+                               if len(scs) > 1 else msg, repro(scs[-1]), bseed, stall)
     return BatchResult(outcomes, 0, 0, waveform)
 
 
@@ -221,7 +225,7 @@ def run_task(job, worker: str, build_cache: str | None = None):
     builds, t0 = runner.builds_made(), time.perf_counter()
     try:
         results = run_job(*job)
-    except runner.BenchError as e:
+    except (runner.BenchError, DesignError) as e:
         raise RunStopped(f"worker {worker} on host {host}: {e}") from None
     return results, {"worker": worker, "host": host, "builds": runner.builds_made() - builds,
                      "seconds": time.perf_counter() - t0}
@@ -424,6 +428,35 @@ def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, 
         drawn = {op: [s for s in scs if (op, s.index) in seen] for op, scs in drawn.items()}
     return RegressRun(drawn, outcomes, perf, time.perf_counter() - t0, total, workers, stopped,
                       log)
+
+
+#: failures re-run alone with a waveform by :func:`mismatch_waves`
+WAVES_PER_RUN = 3
+
+
+def mismatch_waves(run: RegressRun, backend: str, seed: int, out_dir: Path, width: int = 32,
+                   design: Design = BUILTIN, limit: int = WAVES_PER_RUN) -> list:
+    """Re-run each of the first ``limit`` failures of ``run`` alone, with the bench seed and
+    back-pressure of its batch, writing a waveform (VCD on Amaranth, FST on Icarus and
+    Verilator) into ``out_dir``; its path goes into the outcome's ``waveform``.  Returns the
+    outcomes given a waveform.  A failure that only fails back to back with its batch, or
+    whose operation cannot run one scenario alone with waves, gets none."""
+    done = []
+    items = {(op, s.index): s.item for op, scs in run.drawn.items() for s in scs}
+    for o in [o for o in run.outcomes if not o.ok and o.bench_seed is not None][:limit]:
+        operation = ops.get(o.op).at_width(width).with_design(design)
+        suffix = ".vcd" if backend == "amaranth" else ".fst"
+        path = (out_dir / f"mismatch-{o.op}-{o.index}{suffix}").resolve()
+        try:
+            if operation.waveform(items[(o.op, o.index)], backend, operation.image(seed),
+                                  o.bench_seed, o.stall, str(path)):
+                o.waveform = str(path)
+                done.append(o)
+        except (AssertionError, runner.BenchError):    # it failed again: the waveform stays
+            if path.exists():
+                o.waveform = str(path)
+                done.append(o)
+    return done
 
 
 def default_jobs() -> int:

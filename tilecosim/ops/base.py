@@ -152,6 +152,11 @@ class Operation:
         Python-driven bench run each."""
         return [self.run(items, backend, image, seed, stall) for items, seed, stall in batches]
 
+    def waveform(self, item, backend: str, image, seed: int, stall: float, path: str) -> bool:
+        """Run ``item`` alone as :meth:`run` would, writing a waveform to ``path`` (VCD on
+        Amaranth, FST on Icarus and Verilator); False when the operation cannot."""
+        return False
+
     def harness_args(self) -> dict:
         """The keyword arguments of the batch harness's build that ``regress`` uses (the
         tests use the same, so that each simulator builds it once)."""

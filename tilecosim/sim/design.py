@@ -19,6 +19,7 @@ the bench's parameters, widths as the design computes them).
 
 from __future__ import annotations
 
+import gc
 import glob
 import hashlib
 import importlib
@@ -28,10 +29,12 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from amaranth import ClockSignal, Instance, Module, ResetSignal, Value
+from amaranth.back import rtlil
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
@@ -304,6 +307,26 @@ def read_ports(design: Design, parameters: dict) -> dict:
     return out
 
 
+def elaborated(design: Design, component) -> None:
+    """DesignError, one line, unless the Amaranth ``component`` elaborates and converts (its
+    own errors -- a driver conflict, a bad shape -- are the user's to read, not a
+    traceback of the tool's)."""
+    try:
+        rtlil.convert(component, name="dut")
+        return
+    except Exception as e:          # the user's code: any error is theirs to read
+        problem = f"{type(e).__name__}: {_first_line(e)}"
+    with warnings.catch_warnings():     # what its elaborate made before failing is unused:
+        warnings.simplefilter("ignore")     # Amaranth would warn of it at exit
+        gc.collect()
+    raise DesignError(f"--dut-amaranth {design.cls}: it does not elaborate: {problem}")
+
+
+def _first_line(e) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
 def check(design: Design, contract: Contract, parameters: dict) -> None:
     """DesignError, one line naming each missing, extra or wrongly sized port, unless
     ``design``'s ports are the contract's (the built-in design always is)."""
@@ -316,10 +339,11 @@ def check(design: Design, contract: Contract, parameters: dict) -> None:
             raise DesignError(f"--dut-amaranth {design.cls}: cannot construct it with the "
                               f"contract's parameters ({', '.join(parameters) or 'none'}): "
                               f"{e}") from None
-        component._MustUse__used = True
         found = {"clk": ("input", 1), "rst": ("input", 1)}
         found.update({p.name: ("input" if p.is_input else "output", p.width)
                       for p in _ports.ports(component)})
+        if not contract.differences(found):
+            elaborated(design, component)
     else:
         found = read_ports(design, parameters)
     wrong = contract.differences(found)

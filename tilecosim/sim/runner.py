@@ -41,7 +41,7 @@ from tilecosim.cleanup import PENDING
 from tilecosim.sim.api import DESIGN_ENV, run_amaranth
 
 from . import ports
-from .design import BUILTIN, Design
+from .design import BUILTIN, Design, DesignError
 from .toolchain import require, verilator_env
 
 __all__ = ["BACKENDS", "VERILOG_SIMS", "BenchError", "missing", "cache_dir", "run_bench",
@@ -374,8 +374,18 @@ def run_bench(backend: str, make_dut, top: str, setup, args: tuple, *,
                              f"not on Amaranth's simulator (--dut-amaranth runs on all three)")
         top = f"{top}_dut"
         key = f"{key}\0{design.key()}"
-    result = _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, key,
-                       design)
+    try:
+        result = _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing,
+                           key, design)
+    except (AssertionError, BenchError, KeyboardInterrupt, OSError):
+        raise
+    except Exception as e:
+        if design.builtin:
+            raise
+        # a design from elsewhere that the tool could not build or run: its own error
+        raise DesignError(f"{' '.join(design.options())}: {type(e).__name__}: "
+                          f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+                          ) from None
     if _timed_out(result) and not (vcd or waves):
         # a hang: run it again with a waveform, and say where it is
         path = _default_waves(top, backend, prefix="hang-")

@@ -15,7 +15,8 @@ from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
 from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult as res_layout, StoreAlignUnit
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
-from tilecosim.model.load_align import Addressing as MAddr, load_align, store_align
+from tilecosim.model.load_align import (WIDTHS, Addressing as MAddr, LoadDist as MLoadDist,
+                                        load_align, store_align)
 from tilecosim.sim.api import pack, stretched, unpack, watchdog
 from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
@@ -109,6 +110,15 @@ def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
                      timing=timing, key=repr((vl, ub.size)), design=design)
 
 
+def _element_bytes(c: AlignCase) -> int:
+    """The bytes of a destination element of ``c``: the mode's width, else T's (a half of
+    T's with RegTraitNumTwo)."""
+    t = WIDTHS[c.t]
+    if c.reg_trait == 2:
+        return t // 2
+    return (MLoadDist[c.dist].width if isinstance(c.dist, str) else None) or t
+
+
 def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:
     """Disagreements with the model, one line each (empty: all equal)."""
     problems = []
@@ -127,11 +137,13 @@ def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -
         if got[3]:
             problems.append(f"op {i} {c}: fault {got[3]} from the unit, none from the model")
             continue
+        w = _element_bytes(c)
         for k, reg in enumerate(want.dst):
             if got[k] != reg.tobytes():
                 lane = next(b for b in range(vl) if got[k][b] != reg[b])
-                problems.append(f"op {i} {c}: dst{k} byte lane {lane}: expected "
-                                f"{reg[lane]:#04x}, got {got[k][lane]:#04x}")
+                problems.append(f"op {i} {c}: dst{k} element {lane // w} (b{8 * w}) byte "
+                                f"{lane % w} (lane {lane}): expected {reg[lane]:#04x}, got "
+                                f"{got[k][lane]:#04x}")
         if c.how.kind == "post_update" and got[2] != want.next_addr:
             problems.append(f"op {i} {c}: next_addr {got[2]:#x}, model {want.next_addr:#x}")
     return problems

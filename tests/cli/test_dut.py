@@ -1,0 +1,163 @@
+"""Verify your own design (D16): a design from elsewhere runs through regress and the
+single-operation command with ``--dut`` / ``--dut-amaranth``, against the golden model.
+
+The designs: examples/designs/ (written in SystemVerilog from seed 003, not from the
+gateware), its copy with a one-line bug, the project's own Verilog passed back, and the
+built-in Amaranth class named as a design from elsewhere."""
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from ..tiers import SLOW
+from .test_cli import run
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "designs" / "load_align_unit.sv"
+BUGGY = ROOT / "examples" / "designs" / "load_align_unit_bug.sv"
+
+
+def _regress(tmp_path, *extra, count=200, backend="verilator"):
+    r = run("regress", "--ops", "load-align", "--backend", backend, "--count", str(count),
+            "--seed", "1", "--jobs", "2", "--out", str(tmp_path / "out"), "--json", *extra)
+    return r, (json.loads(r.stdout.splitlines()[-1]) if r.stdout.strip() else None)
+
+
+@pytest.mark.parametrize("backend,count", [("verilator", 1000), ("icarus", 300)])
+def test_the_example_design_passes_regress(tmp_path, backend, count):
+    r, got = _regress(tmp_path, "--dut", str(EXAMPLE), count=count, backend=backend)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    row = got["ops"][0]
+    assert (got["mismatches"], row["scenarios"], row["covered"]) == (0, count, row["bins"])
+    assert got["design"] == "load_align_unit (load_align_unit.sv)"
+    # its own timing, reported: one op every 3 cycles, where the built-in unit takes one a cycle
+    assert row["cycles"] / row["ideal_cycles"] > 2.5
+
+
+def test_regress_finds_the_one_line_bug_and_its_reproduce_line_fails_alone(tmp_path):
+    r, got = _regress(tmp_path, "--dut", str(BUGGY))
+    assert r.returncode == 1, r.stderr[-2000:]
+    first = got["failures"][0]
+    assert first["index"] < 200
+    assert "DIST_BRC_B16" in first["problem"] and "dst0 element" in first["problem"]
+    wave = Path(first["waveform"])
+    assert wave.is_file() and wave.suffix == ".fst" and wave.stat().st_size > 0
+    assert f"  waveform: {wave}" in r.stdout
+    line = first["repro"]
+    assert f"--dut {BUGGY}" in line and f"reproduce: {line}" in r.stdout
+    alone = run(*shlex.split(line)[1:])
+    assert alone.returncode == 1, alone.stderr
+    assert first["problem"] in alone.stdout
+
+
+def test_the_projects_own_verilog_gives_the_built_in_report(tmp_path):
+    """``tilecosim verilog`` writes the built-in unit; passed back with --dut it gives the
+    same results, coverage and cycles as the built-in path."""
+    v = run("verilog", "--out", str(tmp_path / "v"))
+    assert v.returncode == 0, v.stderr
+    own, got = _regress(tmp_path / "a", "--dut", str(tmp_path / "v" / "load_align_unit.v"))
+    builtin, want = _regress(tmp_path / "b")
+    assert own.returncode == builtin.returncode == 0, own.stderr[-2000:]
+    assert got["ops"] == want["ops"] and got["coverage"] == want["coverage"]
+    assert got["design"] == "load_align_unit (load_align_unit.v)" and want["design"] == "built-in"
+
+
+@pytest.mark.parametrize("backend", ["amaranth", "icarus",
+                                     pytest.param("verilator", marks=SLOW)])
+def test_an_amaranth_design_runs_on_every_simulator(tmp_path, backend):
+    spec = "tilecosim.hdl.align.load:LoadAlignUnit"
+    r, got = _regress(tmp_path, "--dut-amaranth", spec, count=60, backend=backend)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert got["mismatches"] == 0 and got["design"] == spec
+    one = run("load-align", "--dist", "DIST_US_B16", "--dtype", "b16", "--addr", "64",
+              "--backend", backend, "--dut-amaranth", spec)
+    assert one.returncode == 0 and f"{backend}: match" in one.stdout, one.stderr
+
+
+def test_the_single_command_runs_the_design(tmp_path):
+    r = run("load-align", "--dist", "DIST_DINTLV_B16", "--dtype", "b16", "--addr", "64",
+            "--backend", "icarus", "--dut", str(EXAMPLE))
+    assert r.returncode == 0, r.stderr
+    assert "icarus: match, result 2 cycles after the op was accepted" in r.stdout
+
+
+def _skeleton(tmp_path, edit) -> Path:
+    r = run("contract", "load-align")
+    path = tmp_path / "load_align_unit.v"
+    path.write_text(edit(r.stdout))
+    return path
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda t: t.replace("input  wire [31:0] ub_size,\n", "")
+              .replace("    input  wire rst,", "    input  wire rst,\n    input  wire [31:0] ub_bytes,"),
+     "missing input ub_size [32]; extra input ub_bytes [32]"),
+    (lambda t: t.replace("input  wire [4095:0] ub_data,", "input  wire [2047:0] ub_data,"),
+     "ub_data is 2048 bits wide, the contract's is 4096"),
+    (lambda t: t.replace("output wire ub_en,", "input  wire ub_en,")
+              .replace("assign ub_en = 1'd0;", ""),
+     "ub_en is an input, the contract's is an output"),
+])
+def test_a_design_whose_ports_differ_is_refused_before_anything_runs(tmp_path, edit, needle):
+    path = _skeleton(tmp_path, edit)
+    out = tmp_path / "never"
+    r = run("regress", "--ops", "load-align", "--backend", "verilator", "--dut", str(path),
+            "--out", str(out))
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["regress", "--ops", "load-align", "--dut-top", "x"], "--dut-top names the top module"),
+    (["regress", "--ops", "load-align", "--backend", "amaranth", "--dut", str(EXAMPLE)],
+     "--dut: Verilog runs on --backend icarus or verilator"),
+    (["regress", "--ops", "load-align,tload", "--backend", "icarus", "--dut", str(EXAMPLE)],
+     "a design implements one operation"),
+    (["regress", "--ops", "load-align", "--backend", "icarus", "--dut", "nowhere.sv"],
+     "--dut nowhere.sv: no such file"),
+    (["regress", "--ops", "load-align", "--backend", "icarus", "--dut", "README.md"],
+     "not a Verilog or SystemVerilog file"),
+    (["regress", "--ops", "load-align", "--backend", "icarus", "--dut", str(EXAMPLE),
+      "--dut-top", "nothing_here"], "Verilator cannot read module nothing_here"),
+    (["regress", "--ops", "program", "--backend", "icarus", "--dut", str(EXAMPLE)],
+     "program has no port contract"),
+    (["regress", "--ops", "load-align", "--dut-amaranth", "no_such_module:X"],
+     "no module named no_such_module"),
+    (["regress", "--ops", "load-align", "--dut-amaranth", "tilecosim.hdl.align.load:Nope"],
+     "Nope is not a wiring.Component class"),
+    (["regress", "--ops", "load-align", "--dut-amaranth", "tilecosim.hdl.align.store:StoreAlignUnit"],
+     "its ports differ from the load-align contract"),
+    (["load-align", "--dist", "DIST_NORM", "--dtype", "b8", "--addr", "0", "--dut", str(EXAMPLE)],
+     "--dut: the design runs on an HDL backend"),
+    (["load-align", "--dist", "DIST_NORM", "--dtype", "b8", "--addr", "0", "--vl", "128",
+      "--backend", "icarus", "--dut", str(EXAMPLE)], "the load-align contract is at VL = 256"),
+])
+def test_dut_usage_errors_are_one_line(tmp_path, args, needle):
+    r = run(*args)
+    assert r.returncode == 2, r.stdout
+    assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, r.stderr
+
+
+def test_an_amaranth_design_that_does_not_elaborate_is_one_line(tmp_path):
+    (tmp_path / "broken.py").write_text(
+        "from amaranth import Module, Signal\n"
+        "from tilecosim.hdl.align.load import LoadAlignUnit\n"
+        "class Broken(LoadAlignUnit):\n"
+        "    def elaborate(self, platform):\n"
+        "        m = Module()\n"
+        "        x = Signal()\n"
+        "        m.d.comb += x.eq(self.op.valid)\n"
+        "        m.d.sync += x.eq(1)\n"
+        "        return m\n")
+    out = tmp_path / "out"
+    r = run("regress", "--ops", "load-align", "--count", "20", "--out", str(out),
+            "--dut-amaranth", f"{tmp_path / 'broken.py'}:Broken")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"tilecosim regress: error: --dut-amaranth {tmp_path / 'broken.py'}:Broken: it does "
+        f"not elaborate: SyntaxError: Driver-driver conflict: trying to drive (sig x) bit 0 "
+        f"from d.sync, but it is already driven from d.comb"]
+    assert not out.exists()
