@@ -161,3 +161,25 @@ def test_an_amaranth_design_that_does_not_elaborate_is_one_line(tmp_path):
         f"not elaborate: SyntaxError: Driver-driver conflict: trying to drive (sig x) bit 0 "
         f"from d.sync, but it is already driven from d.comb"]
     assert not out.exists()
+
+
+@pytest.mark.parametrize("op,top,width", [("tload", "tload_engine", 32),
+                                          pytest.param("tload", "tload_engine_w64", 64,
+                                                       marks=SLOW),
+                                          ("load-data-with-transpose", "l1l0_engine", 32),
+                                          pytest.param("load-data-with-transpose",
+                                                       "l1l0_engine_w128", 128, marks=SLOW)])
+def test_the_projects_own_engines_passed_back_give_the_built_in_report(tmp_path, op, top,
+                                                                        width):
+    """Each engine's Verilog from ``tilecosim verilog``, as a design from elsewhere: the
+    same results, coverage and cycles as the built-in path, at its beat width."""
+    v = run("verilog", "--out", str(tmp_path / "v"))
+    assert v.returncode == 0, v.stderr
+    common = ["regress", "--ops", op, "--backend", "verilator", "--count", "120", "--seed",
+              "4", "--jobs", "2", "--width", str(width), "--json"]
+    own = run(*common, "--out", str(tmp_path / "a"), "--dut", str(tmp_path / "v" / f"{top}.v"))
+    builtin = run(*common, "--out", str(tmp_path / "b"))
+    assert own.returncode == builtin.returncode == 0, own.stderr[-2000:]
+    got, want = (json.loads(r.stdout.splitlines()[-1]) for r in (own, builtin))
+    assert got["ops"] == want["ops"] and got["coverage"] == want["coverage"]
+    assert got["design"] == f"{top} ({top}.v)"

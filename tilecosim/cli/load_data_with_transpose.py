@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from tilecosim import ops
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
 from tilecosim.model.load_data import (FRACTAL, LDT_DTYPES, SQUARES, LoadData2dTransposeParams,
@@ -15,7 +16,8 @@ from tilecosim.model.load_data import (FRACTAL, LDT_DTYPES, SQUARES, LoadData2dT
 from tilecosim.sim.benches.load_data_with_transpose import (L1L0Result, LdtCall,
                                                             run_and_compare_l1l0)
 
-from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_hdl_options, any_int,
+from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_dut_options, add_hdl_options,
+                     any_int, design_of,
                      backend_errors, check_waves, check_writable, emit_json, exit_status,
                      image_or_ramp, int_arg, quote_argv, report_fault, usage_from, wave_lines,
                      write_file)
@@ -83,6 +85,7 @@ def add_parsers(sub) -> dict:
                    help="destination byte address the fractal indices count from (default 0)")
     p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
     add_hdl_options(p, tload=False, width=True)
+    add_dut_options(p)
     p.add_argument("--model", choices=("fast", "reference"), default="fast",
                    help="golden implementation: vectorized (default) or the seed's loops")
     p.add_argument("--out", metavar="FILE", help="write the whole destination image (raw bytes)")
@@ -92,6 +95,8 @@ def add_parsers(sub) -> dict:
 
 def cmd_ldt(args) -> int:
     check_waves(args)
+    args.design = design_of(args, ops.get("load-data-with-transpose").at_width(args.width),
+                            args.backend)
     if args.src_frac_gap is not None and not args.v2:
         raise UsageError("--src-frac-gap is a V2 parameter: add --v2")
     check_writable("--out", args.out)
@@ -156,7 +161,7 @@ def _run_ldt_hdl(args, params, dst_name, l1) -> dict:
                                              latency=args.latency,
                                              transpose=args.transpose, vcd=args.vcd,
                                              backend=args.backend, waves=args.waves,
-                                             width=args.width)
+                                             width=args.width, design=args.design)
     except AssertionError as e:                  # the bench caught the engine misbehaving
         res, problems = L1L0Result(), [str(e)]
     except backend_errors() as e:

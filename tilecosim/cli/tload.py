@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from tilecosim import ops
 from tilecosim.model.asm import RegisterError, TLoadInsn, parse_program, parse_tload, records_text
 from tilecosim.model.display import format_tile
 from tilecosim.model.faults import Fault
@@ -17,7 +18,8 @@ from tilecosim.sim.benches.program import (DEFAULT_LCFR as RTL_LCFR, ProgramConf
                                            run_program)
 from tilecosim.sim.benches.tload import SimConfig, SimResult, run_and_compare
 
-from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_hdl_options, add_machine,
+from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_dut_options,
+                     add_hdl_options, add_machine, design_of,
                      add_regs, backend_errors, check_memory_args, check_waves, check_writable,
                      emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv, read_file,
                      report_fault, result_json, seed_arg, usage_from, wave_lines, write_npz)
@@ -56,6 +58,7 @@ def add_parsers(sub) -> dict:
     t.add_argument("--mem-seed", type=seed_arg("--mem-seed"), default=None, metavar="N",
                    help="global memory of --mem-size random bytes from seed N (instead of the ramp)")
     add_hdl_options(t)
+    add_dut_options(t)
     t.add_argument("--model", choices=("fast", "reference"), default="fast",
                    help="golden implementation: vectorized (default) or the seed's loops")
     t.add_argument("--out", metavar="FILE.npz", help="write tile0.. and valid0.. arrays")
@@ -126,6 +129,11 @@ run it (the program reads a0, a1 and a2: give each a value with --reg):
 
 def cmd_tload(args) -> int:
     check_waves(args)
+    args.design = design_of(args, ops.get("tload").at_width(args.width), args.backend)
+    if not args.design.builtin and args.profile != "finite":
+        raise UsageError(f"--profile {args.profile}: the tload contract's Max/Min pad values "
+                         f"are the largest finite ones (D5); a design from elsewhere runs "
+                         f"with --profile finite")
     check_writable("--out", args.out, (".npz",), "a NumPy archive of tile0.., valid0..")
     regs = parse_regs(args.reg)
     insn = parse_tload(args.asm)
@@ -171,7 +179,7 @@ def _run_hdl(args, params, memory) -> dict:
                         p_resp_valid=p_ok, p_write_ready=p_ok, p_instr_valid=p_ok,
                         profile=args.profile, lcfr=(args.lcfr.min_size, args.lcfr.max_size),
                         transpose=args.transpose, vcd=args.vcd, backend=args.backend,
-                        waves=args.waves)
+                        waves=args.waves, design=args.design)
         res, code, mism, problems = run_and_compare(params, memory, cfg)
     except AssertionError as e:                  # the bench caught the engine misbehaving
         res, code, mism, problems = _bench_failed(params, memory, cfg, e)

@@ -29,7 +29,7 @@ from tilecosim.model.load_data import (LDT_DTYPES, SQUARES, V2_DTYPES,
                                        LoadData2dTransposeParamsV2 as V2, plan_ldt)
 from tilecosim.sim.batch_l1l0 import run_l1l0_batches
 from tilecosim.sim.benches.load_data_with_transpose import (LdtCall, compare_l1l0,
-                                                            run_and_compare_l1l0)
+                                                            run_and_compare_l1l0, simulate_l1l0)
 
 from .base import Operation, Outcome, Top, Unit
 
@@ -216,15 +216,21 @@ The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
     def run(self, items, backend, image, seed, stall) -> Outcome:
         res, problems = run_and_compare_l1l0(items, image, np.zeros(L0_SIZE, np.uint8),
                                              seed=seed, stall=stall, backend=backend,
-                                             width=self.width)
+                                             width=self.width, design=self.design)
         return self._outcome(items, res, problems)
+
+    def waveform(self, item, backend, image, seed, stall, path) -> bool:
+        simulate_l1l0([item], image, np.zeros(L0_SIZE, np.uint8), seed=seed, stall=stall,
+                      backend=backend, width=self.width, design=self.design,
+                      **({"vcd": path} if backend == "amaranth" else {"waves": path}))
+        return True
 
     def run_many(self, batches, backend, image) -> list[Outcome]:
         if backend == "amaranth":
             return super().run_many(batches, backend, image)
         l0 = np.zeros(L0_SIZE, np.uint8)
         got = run_l1l0_batches([(items, l0, seed, stall) for items, seed, stall in batches],
-                               image, backend, **self.harness_args())
+                               image, backend, design=self.design, **self.harness_args())
         return [Outcome({-1: res.error}) if res.error else
                 self._outcome(items, res, compare_l1l0(items, image, l0, res))
                 for (items, _, _), res in zip(batches, got)]
@@ -262,6 +268,7 @@ The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
                   str(L0_SIZE), "--src-addr", str(c.src), "--dst-addr", str(c.dst),
                   "--backend", backend, "--seed", str(seed)]
         parts += ["--width", str(self.width)] if self.width != 32 else []
+        parts += [shlex.quote(o) for o in self.design.options()]
         return " ".join(parts + (["--stall", f"{stall:g}"] if stall else []))
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shlex
 
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.transpose import SquareTranspose
@@ -24,6 +25,7 @@ from tilecosim.model.faults import Fault, FaultKind
 from tilecosim.model.scenarios import random_tload
 from tilecosim.model.tload import TLoadLayout, TLoadLayout as L, TLoadParams, plan
 from tilecosim.sim.batch_tload import run_tload_batches
+from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.benches.tload import (SimConfig, compare, repro_command, run_and_compare,
                                          simulate_tload)
 
@@ -86,10 +88,11 @@ def tload_bins(p: TLoadParams, fault: Fault | None, pl=None) -> list[str]:
             f"tload.source:{lay}/{'dense' if p.stride is None else 'strided'}"]
 
 
-def _bench_config(backend: str, seed: int, stall: float, width: int = 32):
+def _bench_config(backend: str, seed: int, stall: float, width: int = 32,
+                  design: Design = BUILTIN, **more):
     ok = 1 - stall
     return SimConfig(seed=seed, p_req_ready=ok, p_resp_valid=ok, p_write_ready=ok,
-                     p_instr_valid=ok, backend=backend, width=width)
+                     p_instr_valid=ok, backend=backend, width=width, design=design, **more)
 
 
 def _engine(width: int):
@@ -212,12 +215,20 @@ writes out, one completion per instruction.
 
     def run(self, items, backend, image, seed, stall) -> Outcome:
         return self._outcome(items, image,
-                             simulate_tload(items, image, _bench_config(backend, seed, stall, self.width)))
+                             simulate_tload(items, image, _bench_config(
+                                 backend, seed, stall, self.width, self.design)))
+
+    def waveform(self, item, backend, image, seed, stall, path) -> bool:
+        wave = {"vcd": path} if backend == "amaranth" else {"waves": path}
+        simulate_tload([item], image, _bench_config(backend, seed, stall, self.width,
+                                                    self.design, **wave))
+        return True
 
     def run_many(self, batches, backend, image) -> list[Outcome]:
         if backend == "amaranth":
             return super().run_many(batches, backend, image)
-        got = run_tload_batches([(items, _bench_config(backend, seed, stall, self.width))
+        got = run_tload_batches([(items, _bench_config(backend, seed, stall, self.width,
+                                                       self.design))
                                  for items, seed, stall in batches], image, backend,
                                 **self.harness_args())
         return [self._outcome(items, image, res) for (items, _, _), res in zip(batches, got)]
@@ -246,7 +257,9 @@ writes out, one completion per instruction.
                        ideal)
 
     def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
-        return repro_command(item, _bench_config(backend, seed, stall, self.width), mem_seed, MEM_SIZE)
+        line = repro_command(item, _bench_config(backend, seed, stall, self.width), mem_seed,
+                             MEM_SIZE)
+        return " ".join([line, *(shlex.quote(o) for o in self.design.options())])
 
     def cross_check(self, backend: str, harness: bool = False) -> dict:
         rng = random.Random(5)

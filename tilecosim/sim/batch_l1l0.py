@@ -32,6 +32,7 @@ from amaranth.lib.wiring import In, Out
 from tilecosim.hdl.common import FaultCode, check_width
 from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
 from tilecosim.sim.api import pack
+from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
@@ -66,7 +67,7 @@ class BatchL1L0(wiring.Component):
     """
 
     def __init__(self, l1_bytes: int = 1 << 15, depth: int = 256, beats: int = 16384,
-                 latency: int = 2, transpose: str = "square", width: int = 32):
+                 latency: int = 2, transpose: str = "square", width: int = 32, engine=None):
         check_width(width)
         if not 1 <= latency <= 256:
             raise ValueError(f"latency={latency}: must be in 1..256")
@@ -76,6 +77,8 @@ class BatchL1L0(wiring.Component):
                 raise ValueError(f"{name}={v}: must be in 1..{hi}")
         self.latency, self.transpose, self.depth, self.beats = latency, transpose, depth, beats
         self.width = width
+        #: makes the engine inside (default the built-in one; a design of the contract)
+        self.engine = engine or (lambda: L1L0Engine(width=width, transpose=transpose))
         self.l1_words = -(-l1_bytes // WORD)
         super().__init__({
             "op": In(MemoryLoad(LdtOp, depth)),
@@ -97,7 +100,7 @@ class BatchL1L0(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.engine = eng = L1L0Engine(width=self.width, transpose=self.transpose)
+        m.submodules.engine = eng = self.engine()
         m.d.comb += [eng.l1_size.eq(self.l1_size), eng.l0_size.eq(self.l0_size)]
         m.submodules.control = ctl = RunControl()
         m.d.comb += ctl.start.eq(self.start)
@@ -191,7 +194,8 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, width: int, batches: list):
 def run_l1l0_batches(batches, l1: np.ndarray, backend: str = "amaranth", latency: int = 2,
                      transpose: str = "square", depth: int = 256, beats: int = 16384,
                      l1_bytes: int | None = None, waves: str | None = None,
-                     vcd: str | None = None, width: int = 32) -> list:
+                     vcd: str | None = None, width: int = 32,
+                     design: Design = BUILTIN) -> list:
     """Run every batch ``(calls, l0_init, seed, stall)`` (the Python bench's arguments)
     through the harness (engine of W = ``width``) on ``backend``, in one simulator start. Returns one
     :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result` per batch, equal to
@@ -211,7 +215,11 @@ def run_l1l0_batches(batches, l1: np.ndarray, backend: str = "amaranth", latency
                       tuple(seed_state(seed, k) for k in range(4)),
                       (threshold(1 - stall),) * 4, l1l0_limit(calls, l1, l0_init.size)))
     l1_words = -(-l1_bytes // WORD)                        # BatchL1L0.l1_words
+    engine = lambda: design.make(lambda: L1L0Engine(width=width, transpose=transpose),  # noqa: E731
+                                 {})
     return run_bench(backend,
-                     lambda: BatchL1L0(l1_bytes, depth, beats, latency, transpose, width),
+                     lambda: BatchL1L0(l1_bytes, depth, beats, latency, transpose, width,
+                                       engine),
                      "batch_l1l0", batch_l1l0_setup, (l1, l1_words, width, specs), vcd=vcd,
-                     waves=waves, key=repr((l1_bytes, depth, beats, latency, transpose, width)))
+                     waves=waves, key=repr((l1_bytes, depth, beats, latency, transpose, width)),
+                     design=design)

@@ -77,7 +77,7 @@ class BatchTLoad(wiring.Component):
     def __init__(self, mem_bytes: int = 1 << 16, depth: int = 256, beats: int = 16384,
                  latency: int = 2, width: int = 32, profile: str = "finite",
                  lcfr: tuple[int, int] = (256, 256 * 1024), transpose: str = "square",
-                 engine_depth: int = 16):
+                 engine_depth: int = 16, engine=None):
         if not 1 <= latency <= 256:
             raise ValueError(f"latency={latency}: must be in 1..256")
         for name, v, hi in (("mem_bytes", mem_bytes, 1 << 26), ("depth", depth, 1 << 16),
@@ -86,6 +86,9 @@ class BatchTLoad(wiring.Component):
                 raise ValueError(f"{name}={v}: must be in 1..{hi}")
         self.latency, self.width, self.profile, self.lcfr = latency, width, profile, lcfr
         self.transpose, self.engine_depth = transpose, engine_depth
+        #: makes the engine inside (default the built-in one; a design of the contract)
+        self.engine = engine or (lambda: TLoadEngine(width=width, profile=profile, lcfr=lcfr,
+                                                     depth=engine_depth, transpose=transpose))
         self.depth, self.beats = depth, beats
         self.gm_words = -(-mem_bytes // WORD) + 4       # +4: the words past a W-byte answer
         self.write_layout = TileWrite(width)
@@ -105,9 +108,7 @@ class BatchTLoad(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.engine = eng = TLoadEngine(width=self.width, profile=self.profile,
-                                                lcfr=self.lcfr, depth=self.engine_depth,
-                                                transpose=self.transpose)
+        m.submodules.engine = eng = self.engine()
         m.d.comb += eng.mem_size.eq(self.mem_size)
         m.submodules.control = ctl = RunControl()
         m.d.comb += ctl.start.eq(self.start)
@@ -215,7 +216,7 @@ def run_tload_batches(batches, mem: np.ndarray, backend: str = "amaranth",
     for plist, cfg in batches:
         plist = list(plist)
         if (cfg.width, cfg.latency, cfg.profile, tuple(cfg.lcfr), cfg.transpose,
-                cfg.depth) != shape:
+                cfg.depth) != shape or cfg.design != cfg0.design:
             raise ValueError("every batch of one harness run needs the same width, latency, "
                              "profile, lcfr, transpose and depth")
         if not 1 <= len(plist) <= depth:
@@ -227,12 +228,17 @@ def run_tload_batches(batches, mem: np.ndarray, backend: str = "amaranth",
     gm_words = -(-mem_bytes // WORD) + 4                 # BatchTLoad.gm_words
     width, latency, profile, lcfr, transpose, edepth = shape
 
+    design = cfg0.design
+
     def make():
+        engine = lambda: design.make(           # noqa: E731
+            lambda: TLoadEngine(width=width, profile=profile, lcfr=lcfr, depth=edepth,
+                                transpose=transpose), {})
         return BatchTLoad(mem_bytes, depth, beats, latency, width, profile, lcfr, transpose,
-                          edepth)
+                          edepth, engine)
     return run_bench(backend, make, "batch_tload", batch_tload_setup,
                      (mem, gm_words, width, specs), vcd=vcd, waves=waves,
-                     key=repr((mem_bytes, depth, beats) + shape))
+                     key=repr((mem_bytes, depth, beats) + shape), design=design)
 
 
 def run_batch_tload(plist, mem: np.ndarray, cfg, **kw):

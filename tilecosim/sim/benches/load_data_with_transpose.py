@@ -15,6 +15,7 @@ from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
 from tilecosim.model.load_data import LDT_DTYPES, load_data_with_transpose, plan_ldt
 from tilecosim.sim.api import pack, stretched, unpack, watchdog
+from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 from tilecosim.sim.stall import Stall
 from tilecosim.sim.streams import Responder, Sink, Source
@@ -141,13 +142,18 @@ def l1l0_setup(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int, latency: i
 def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, latency: int = 2,
                   stall: float = 0.0, transpose: str = "square", vcd: str | None = None,
                   backend: str = "amaranth", waves: str | None = None,
-                  timing: dict | None = None, width: int = 32) -> L1L0Result:
-    """Run LoadDataWithTranspose calls through the engine (W = ``width``) on ``backend``."""
+                  timing: dict | None = None, width: int = 32,
+                  design: Design = BUILTIN) -> L1L0Result:
+    """Run LoadDataWithTranspose calls through the engine (W = ``width``; ``design``: the
+    built-in one or one of the contract from elsewhere) on ``backend``."""
 
     top = "l1l0_engine" if width == 32 else f"l1l0_engine_w{width}"
-    return run_bench(backend, lambda: L1L0Engine(width=width, transpose=transpose), top,
+    return run_bench(backend,
+                     lambda: design.make(lambda: L1L0Engine(width=width, transpose=transpose),
+                                         {}), top,
                      l1l0_setup, (list(calls), l1, l0_init, seed, latency, stall, width),
-                     vcd=vcd, waves=waves, timing=timing, key=repr((transpose, width)))
+                     vcd=vcd, waves=waves, timing=timing, key=repr((transpose, width)),
+                     design=design)
 
 
 def run_and_compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, **kw):

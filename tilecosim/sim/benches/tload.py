@@ -31,6 +31,7 @@ from tilecosim.model.faults import Fault
 from tilecosim.model.layouts import tile_offsets
 from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, plan, tload
 from tilecosim.sim.api import pack, stretched, unpack, watchdog
+from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 from tilecosim.sim.stall import Stall
 from tilecosim.sim.streams import Responder, Sink, Source
@@ -77,6 +78,7 @@ class SimConfig:
     reset_after: int | None = None # assert rst for 2 cycles this many cycles after the first
                                    # accept (instruction 0 is aborted; the rest must be right)
     waves: str | None = None       # FST waveform of a Verilog simulator
+    design: Design = BUILTIN       # the engine under test (D16: --dut)
 
 
 @dataclass
@@ -283,12 +285,14 @@ def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
     plist = [params] if isinstance(params, TLoadParams) else list(params)
     mem = np.asarray(mem, dtype=np.uint8)
     def make():
-        return TLoadEngine(width=cfg.width, profile=cfg.profile, lcfr=cfg.lcfr,
-                           depth=cfg.depth, transpose=cfg.transpose)
+        return cfg.design.make(lambda: TLoadEngine(width=cfg.width, profile=cfg.profile,
+                                                   lcfr=cfg.lcfr, depth=cfg.depth,
+                                                   transpose=cfg.transpose), {})
 
     res = run_bench(cfg.backend, make, "tload_engine", tload_setup, (plist, mem, cfg),
                     vcd=cfg.vcd, waves=cfg.waves, timing=timing,
-                    key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth, cfg.transpose)))
+                    key=repr((cfg.width, cfg.profile, tuple(cfg.lcfr), cfg.depth, cfg.transpose)),
+                    design=cfg.design)
     return finish(res)
 
 
