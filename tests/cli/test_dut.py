@@ -183,3 +183,50 @@ def test_the_projects_own_engines_passed_back_give_the_built_in_report(tmp_path,
     got, want = (json.loads(r.stdout.splitlines()[-1]) for r in (own, builtin))
     assert got["ops"] == want["ops"] and got["coverage"] == want["coverage"]
     assert got["design"] == f"{top} ({top}.v)"
+
+
+TLOAD_EXAMPLE = ROOT / "examples" / "designs" / "tload_engine_bytewise.v"
+
+
+def test_a_design_that_declares_a_subset_gets_only_scenarios_inside_it(tmp_path):
+    """The simple TLOAD engine implements NORM, one output, Zero and Null, W = 32, and no
+    fault checks (its .supports.toml): regress draws only those, covers every bin they can
+    hit, and reports the others as not applicable."""
+    r = run("regress", "--ops", "tload", "--backend", "verilator", "--count", "300",
+            "--seed", "2", "--jobs", "2", "--out", str(tmp_path / "out"), "--json",
+            "--dut", str(TLOAD_EXAMPLE))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    got = json.loads(r.stdout.splitlines()[-1])
+    row = got["ops"][0]
+    assert (got["mismatches"], row["faults_checked"]) == (0, 0)
+    assert row["covered"] == row["bins"] == 17 and row["not_applicable"] == 132
+    hit = {b for b, n in got["coverage"].items() if n}
+    assert hit and all(b.startswith(("tload.shape:NORM/", "tload.outputs:NORM/1",
+                                     "tload.region:NORM/", "tload.source:NORM/")) for b in hit)
+    assert not any(b.endswith(("/Max", "/Min")) for b in hit)
+    assert got["uncovered"] == [] and len(got["not_applicable"]) == 132
+    assert "coverage: all 17 bins hit that the design's declared subset can hit; 132 not " \
+           "applicable" in r.stdout
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("layouts = [\"NORM\", \"NZ\"]\n", "layouts = 'NZ' is not one of 'NORM', 'ND2NZ'"),
+    ("colours = [\"red\"]\n", "'colours' is not a capability of tload"),
+    ("faults = \"no\"\n", "faults = 'no': true (it checks the faults) or false"),
+    ("outputs = []\n", "outputs = []: name at least one"),
+    ("layouts = [\n", "not TOML"),
+])
+def test_a_bad_subset_file_is_one_line(tmp_path, text, needle):
+    path = tmp_path / "subset.toml"
+    path.write_text(text)
+    r = run("tload", "TLOAD.NORM <LB0:16, FP16>, [a0], ->T<512>", "--reg", "a0=0",
+            "--backend", "icarus", "--dut", str(TLOAD_EXAMPLE), "--dut-supports", str(path))
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, r.stderr
+
+
+def test_a_width_outside_the_subset_is_refused(tmp_path):
+    r = run("regress", "--ops", "tload", "--backend", "icarus", "--width", "64",
+            "--dut", str(TLOAD_EXAMPLE), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "--width 64: the design declares W = 32 only" in r.stderr
+    assert not (tmp_path / "out").exists()

@@ -12,6 +12,7 @@ Exit status (the contract scripts rely on):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -29,7 +30,7 @@ from tilecosim.model.display import index_ramp, ramp_memory, seeded_memory
 from tilecosim.model.dtypes import PROFILES
 from tilecosim.model.tload import LCFR
 from tilecosim.sim.design import (BUILTIN, DesignError, amaranth_design, check as check_design,
-                                  verilog_design)
+                                  read_supports, supports_beside, verilog_design)
 from tilecosim.sim.ports import probe
 from tilecosim.sim.runner import BenchError
 from tilecosim.sim.waves import write_gtkw
@@ -406,15 +407,23 @@ def add_dut_options(p) -> None:
     g.add_argument("--dut-amaranth", metavar="MODULE:CLASS",
                    help="an Amaranth wiring.Component with the contract's signature, from a "
                         "module or a .py file (every backend)")
+    g.add_argument("--dut-supports", metavar="FILE.toml",
+                   help="the subset of the contract the design implements (default: "
+                        "<its first file's stem>.supports.toml beside it, if there is one; "
+                        "keys in docs/contract.md)")
 
 
 def design_of(args, op, backend: str):
     """The :class:`~tilecosim.sim.design.Design` the options name for the operation ``op``
     (at its width), its ports checked against the contract: a usage error, one line naming
     every difference, before anything runs.  The built-in design without ``--dut``."""
-    dut, top, amaranth = (getattr(args, k, None) for k in ("dut", "dut_top", "dut_amaranth"))
+    dut, top, amaranth, supports = (getattr(args, k, None) for k in (
+        "dut", "dut_top", "dut_amaranth", "dut_supports"))
     if top and not dut:
         raise UsageError("--dut-top names the top module of --dut FILE: give --dut")
+    if supports and not (dut or amaranth):
+        raise UsageError("--dut-supports declares what a design from elsewhere implements: "
+                         "give --dut or --dut-amaranth")
     if dut and amaranth:
         raise UsageError("--dut and --dut-amaranth exclude each other: one design at a time")
     if not (dut or amaranth):
@@ -430,6 +439,15 @@ def design_of(args, op, backend: str):
                          f"{backend} (an Amaranth design: --dut-amaranth MODULE:CLASS)")
     try:
         design = verilog_design(dut, top) if dut else amaranth_design(amaranth)
+        path = supports or supports_beside(design)
+        if path:
+            design = dataclasses.replace(
+                design, supports=read_supports(path, op.capabilities, op.name),
+                supports_file=str(Path(path).resolve()) if supports else None)
+        widths = design.supports.get("widths")
+        if widths and op.width not in widths:
+            raise UsageError(f"--width {op.width}: the design declares W = "
+                             f"{', '.join(map(str, widths))} only ({path})")
         check_design(design, op.contract(), {})
     except DesignError as e:
         raise UsageError(str(e)) from None

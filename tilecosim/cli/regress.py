@@ -180,19 +180,26 @@ def cmd_regress(args) -> int:
 
 # --- the run and its report ------------------------------------------------------------------
 
-def summarize(drawn, outcomes, perf):
+def summarize(drawn, outcomes, perf, design=BUILTIN):
+    """(rows, hits, uncovered, not applicable): one row per operation; the bins a design's
+    declared subset cannot hit (D16) are neither covered nor uncovered, but not
+    applicable."""
     hits = cov.hits(drawn)
-    rows = []
+    rows, na = [], []
     for op, scs in drawn.items():
         mism = sum(1 for o in outcomes if o.op == op and not o.ok)
         faults = sum(1 for s in scs if s.fault)
         cyc, ideal = perf[op]
-        bins = cov.all_bins(op)
+        operation = ops.get(op).with_design(design)
+        every = cov.all_bins(op)
+        bins = [b for b in every if operation.applicable(b)]
+        na += [b for b in every if not operation.applicable(b)]
         rows.append({"op": op, "scenarios": len(scs), "mismatches": mism, "faults_checked": faults,
                      "cycles": cyc, "ideal_cycles": ideal,
-                     "bins": len(bins), "covered": sum(1 for b in bins if hits[b])})
-    uncovered = [b for b, n in hits.items() if n == 0]
-    return rows, hits, uncovered
+                     "bins": len(bins), "covered": sum(1 for b in bins if hits[b]),
+                     "not_applicable": len(every) - len(bins)})
+    uncovered = [b for b, n in hits.items() if n == 0 and b not in set(na)]
+    return rows, hits, uncovered, na
 
 
 def _executor(args) -> str:
@@ -238,7 +245,8 @@ def run_and_report(args) -> int:
         env.__exit__(None, None, None)
         os.environ.pop("TILECOSIM_COVERAGE_DIR", None)
     sig = caught_signal() or (signal.SIGINT if run.stopped == "interrupted" else None)
-    rows, hits, uncovered = summarize(run.drawn, run.outcomes, run.perf)
+    design = getattr(args, "design", BUILTIN)
+    rows, hits, uncovered, na = summarize(run.drawn, run.outcomes, run.perf, design)
     fails = [o for o in run.outcomes if not o.ok]
     if fails and not sig:
         print(f"tilecosim regress: re-running the first {min(len(fails), WAVES_PER_RUN)} "
@@ -258,7 +266,6 @@ def run_and_report(args) -> int:
         ratio = f"{r['cycles'] / r['ideal_cycles']:.2f}" if r["ideal_cycles"] else "-"
         print(f"{r['op']:26} {r['scenarios']:>9} {r['mismatches']:>10} {r['faults_checked']:>7} "
               f"{ratio:>12} {r['covered']:>4}/{r['bins']:<4}")
-    design = getattr(args, "design", BUILTIN)
     print(f"design {design.label()}, backend {args.backend}, W = {width}, seed {args.seed}, {checked} "
           f"scenarios in {run.seconds:.0f} s ({_executor(args)}); cycles/ideal over the batches "
           f"without back-pressure; faults = faulting scenarios whose fault code was checked")
@@ -266,7 +273,9 @@ def run_and_report(args) -> int:
         print(f"uncovered bins ({len(uncovered)}): " + ", ".join(uncovered[:20])
               + (" ..." if len(uncovered) > 20 else ""))
     else:
-        print(f"coverage: all {len(hits)} bins hit")
+        print(f"coverage: all {len(hits) - len(na)} bins hit"
+              + (f" that the design's declared subset can hit; {len(na)} not applicable"
+                 if na else ""))
     for name, w in sorted(run.workers.items()):
         print(f"worker {name} (host {w['host']}): {w['jobs']} jobs, {w['scenarios']} "
               f"scenarios, {w['builds']} builds, {w['seconds']:.1f} s")
@@ -292,7 +301,7 @@ def run_and_report(args) -> int:
                           "mismatches": len(fails),
                           "faults_checked": sum(r["faults_checked"] for r in rows),
                           "seconds": round(run.seconds, 1), "ops": rows,
-                          "coverage": hits, "uncovered": uncovered,
+                          "coverage": hits, "uncovered": uncovered, "not_applicable": na,
                           "failures": [dataclasses.asdict(o) for o in fails],
                           "planned": run.planned, "stopped": run.stopped,
                           "executor": _executor(args),

@@ -66,6 +66,15 @@ instruction; send more completions than instructions; stop making progress (a wa
 ends the run, reports a hang and writes its waveform: for a design from elsewhere it
 allows 100 times the built-in engine's cycles plus 10,000).
 
+**A declared subset.** A design may implement part of a contract: some layouts, element
+sizes, pads, numbers of outputs, modes, widths, or no fault checks. It declares the part in
+a TOML file beside it, `<first file's stem>.supports.toml`, or names one with
+`--dut-supports FILE`: each key one of its operation's capabilities below, with the values
+it implements (a key left out: all of them; `faults = false`: it checks no fault). `regress`
+then draws only scenarios inside the subset and reports the coverage bins no such scenario
+can hit as not applicable, apart from the uncovered ones.
+`examples/designs/tload_engine_bytewise.supports.toml` is one.
+
 **Faults.** A faulting instruction completes with its D8 code (docs/design.md D8) in the
 order the model checks the rules, and changes nothing:
 
@@ -144,6 +153,10 @@ def section(op) -> str:
               f"below are in bytes of W where they depend on it." if widths != (None,) else
               "It has no beat width: it is the same at every `--width`."), ""]
     out += op.contract_notes.rstrip().splitlines() + [""]
+    out += ["Capabilities a design may declare a subset of (`--dut-supports`):", ""]
+    out += [f"- `{k}`: " + (", ".join(f"`{v}`" for v in vals) if k != "faults" else
+                            "`true` (it checks the faults) or `false`")
+            for k, vals in op.capabilities.items()] + [""]
     if first.parameters:
         out += ["| parameter | default | what |", "|---|---:|---|"]
         out += [f"| `{p.name}` | {p.default} | {p.doc} |" for p in first.parameters]

@@ -50,11 +50,19 @@ class Scenario:
 
 # --- drawing -------------------------------------------------------------------------------
 
-def draw_scenarios(op: str, count: int, seed: int) -> list[Scenario]:
-    """``count`` scenarios of ``op`` from ``seed``, aimed at the bins still empty."""
+#: draws tried for one scenario inside a design's declared subset before giving up
+SUBSET_TRIES = 5000
+
+
+def draw_scenarios(op: str, count: int, seed: int, design: Design = BUILTIN) -> list[Scenario]:
+    """``count`` scenarios of ``op`` from ``seed``, aimed at the bins still empty; for a
+    design that declares a subset (D16), only scenarios inside it, aimed at the bins it can
+    hit.  RunStopped when the subset admits no scenario."""
     rng = random.Random(f"{op}/{seed}")
-    gen = ops.get(op).draw
-    hits = {b: 0 for b in cov.all_bins(op)}
+    operation = ops.get(op).with_design(design)
+    inside = operation.supports if design.supports else None
+    gen = operation.draw
+    hits = {b: 0 for b in cov.all_bins(op) if operation.applicable(b)}
     out = []
     # the bins aimed at once everything is hit: faults, and operands over their whole
     # encodings (``:far``)
@@ -66,16 +74,27 @@ def draw_scenarios(op: str, count: int, seed: int) -> list[Scenario]:
         hint = rng.choice(empty) if empty else None
         want_fault = None
         if hint is None:                     # everything hit: one draw in eight aims at a
-            want_fault = rng.random() < 0.125    # fault or far bin
-            hint = rng.choice(faults) if want_fault else None
+            want_fault = rng.random() < 0.125 and bool(faults)    # fault or far bin (none
+            hint = rng.choice(faults) if want_fault else None      # in a subset without)
         pick = None
         for _ in range(200):
             item, fault, bins = gen(rng, hint)
+            if inside is not None and not inside(item, fault):
+                continue
             if (hint in bins) if hint else (fault is None) == (not want_fault):
                 pick = (item, fault, bins)
                 break
             if pick is None and any(hits.get(b) == 0 for b in bins):
                 pick = (item, fault, bins)
+        if pick is None and inside is not None:       # any scenario inside the subset
+            for _ in range(SUBSET_TRIES):
+                item, fault, bins = gen(rng, None)
+                if inside(item, fault):
+                    pick = (item, fault, bins)
+                    break
+            else:
+                raise RunStopped(f"{op}: no scenario inside the subset the design declares "
+                                 f"in {SUBSET_TRIES} draws: widen it")
         if pick is None:
             pick = (item, fault, bins)
         item, fault, bins = pick
@@ -384,7 +403,7 @@ def output_env(out_dir: Path):
 def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, build_cache,
                  width, design) -> RegressRun:
     files = image_files(out_dir, seed)
-    drawn = {op: draw_scenarios(op, count, seed) for op in names}
+    drawn = {op: draw_scenarios(op, count, seed, design) for op in names}
     work = plan_jobs(names, drawn, backend, seed, files,
                      cluster.processes() if cluster else jobs, width, design)
     total = sum(len(scs) for w in work for scs, _, _ in w[1])

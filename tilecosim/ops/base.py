@@ -84,6 +84,10 @@ class Operation:
     #: the design under test (D16): the built-in engine unless ``--dut`` names one from
     #: elsewhere (see :meth:`with_design`)
     design: Design = BUILTIN
+    #: what a design from elsewhere may declare it implements, a subset of each (D16,
+    #: ``--dut-supports``): key -> every value.  ``faults`` (does it check faults) and
+    #: ``widths`` (its beat widths) are every contract's; an operation adds its own
+    capabilities: dict = {"faults": (True, False)}
 
     def at_width(self, width: int) -> "Operation":
         """The operation simulated at beat width ``width`` (ValueError naming it when the
@@ -120,6 +124,29 @@ class Operation:
             raise ValueError(f"{self.name} has no port contract")
         return derive(probe(self.reference), self.name, self.contract_module,
                       self.width if self.widths else None, self.contract_parameters)
+
+    # --- a declared subset (D16) -----------------------------------------------------------
+    def traits(self, item, fault) -> dict:
+        """The capability values the scenario ``item`` (with the model's ``fault``) needs:
+        key -> value (a key absent: it needs none of that key's)."""
+        return {"faults": fault is not None}
+
+    def bin_traits(self, bin_: str) -> dict:
+        """key -> the set of values the scenarios hitting ``bin_`` have (a key absent:
+        any).  Datapath bins count legal scenarios alone, fault bins faulting ones."""
+        return {"faults": {".fault:" in bin_}}
+
+    def supports(self, item, fault) -> bool:
+        """Is the scenario inside the subset the design declares (always, for a design
+        that declares none)?"""
+        s = self.design.supports
+        return all(v in s[k] for k, v in self.traits(item, fault).items() if k in s)
+
+    def applicable(self, bin_: str) -> bool:
+        """Can a scenario inside the declared subset hit ``bin_``?"""
+        s = self.design.supports
+        return all(values & set(s[k]) for k, values in self.bin_traits(bin_).items()
+                   if k in s)
 
     # --- regress ------------------------------------------------------------------------
     def bins(self) -> list[str]:

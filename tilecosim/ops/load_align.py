@@ -107,6 +107,8 @@ class LoadAlign(Operation):
     harness_batch = 256
     image_file = "ub-seed{seed}.bin"
     contract_module = "load_align_unit"
+    capabilities = {"faults": (True, False), "modes": tuple(d.name for d in LoadDist),
+                    "dtypes": tuple(WIDTHS), "addressing": ADDRESSING, "reg_trait": (1, 2)}
     contract_notes = """\
 The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector registers.
 
@@ -126,6 +128,28 @@ The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector regi
 
     def reference(self):
         return LoadAlignUnit(vl=VL)
+
+    def traits(self, item, fault) -> dict:
+        c = item
+        out = {"faults": fault is not None, "dtypes": c.t, "addressing": c.how.kind,
+               "reg_trait": c.reg_trait}
+        if isinstance(c.dist, str):                 # a code no mode has: a fault alone
+            out["modes"] = c.dist
+        return out
+
+    def bin_traits(self, bin_: str) -> dict:
+        point, _, value = bin_.partition(":")
+        if point == "la.fault":
+            return {"faults": {True}}
+        if point == "la.operands":
+            return {}
+        if point == "la.trait":
+            return {"faults": {False}, "modes": {"DIST_NORM"}, "dtypes": {value},
+                    "reg_trait": {2}}
+        d, x = value.split("/")
+        out = {"faults": {False}, "modes": {d}}
+        out.update({"dtypes": {x}} if point == "la.mode" else {"addressing": {x}})
+        return out
 
     def bins(self) -> list[str]:
         out = []

@@ -123,6 +123,8 @@ class LoadDataWithTranspose(Operation):
     harness_batch = 64
     image_file = "l1-seed{seed}.bin"
     contract_module = "l1l0_engine"
+    capabilities = {"faults": (True, False), "widths": (32, 64, 128),
+                    "dtypes": tuple(LDT_DTYPES), "versions": (1, 2)}
     contract_notes = """\
 The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
 
@@ -142,6 +144,20 @@ The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
 
     def reference(self):
         return L1L0Engine(width=self.width)
+
+    def traits(self, item, fault) -> dict:
+        p = item.params
+        return {"faults": fault is not None, "dtypes": p.dtype, "versions": p.version}
+
+    def bin_traits(self, bin_: str) -> dict:
+        point, _, value = bin_.partition(":")
+        if point == "ldt.fault":
+            return {"faults": {True}}
+        parts = value.split("/")
+        out = {"faults": {False}, "dtypes": {parts[0]}}
+        if point == "ldt.form":
+            out["versions"] = {int(parts[1][1])}
+        return out
 
     def bins(self) -> list[str]:
         out = []

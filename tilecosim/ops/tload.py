@@ -136,6 +136,9 @@ class TLoad(Operation):
     harness_batch = 64
     widths = (32, 64, 128)
     contract_module = "tload_engine"
+    capabilities = {"faults": (True, False), "widths": (32, 64, 128),
+                    "layouts": tuple(x.name for x in TLoadLayout), "esizes": ESIZES,
+                    "pads": tuple(x.name for x in PadValue), "outputs": tuple(range(1, 9))}
     contract_notes = """\
 The engine of one TLOAD (seed 002, D9): a decoded instruction in, memory reads out, tile
 writes out, one completion per instruction.
@@ -163,6 +166,23 @@ writes out, one completion per instruction.
 
     def reference(self):
         return TLoadEngine(width=self.width)
+
+    def traits(self, item, fault) -> dict:
+        p = item
+        return {"faults": fault is not None, "layouts": p.layout.name,
+                "esizes": esize_name(p.dtype), "pads": p.pad.name, "outputs": len(p.outputs)}
+
+    def bin_traits(self, bin_: str) -> dict:
+        point, _, value = bin_.partition(":")
+        if point == "tload.fault":
+            return {"faults": {True}}
+        parts = value.split("/")
+        out = {"faults": {False}, "layouts": {parts[0]}}
+        if point == "tload.shape":
+            out.update(esizes={parts[1]}, pads={parts[2]})
+        elif point == "tload.outputs":
+            out["outputs"] = set(range(3, 9)) if parts[1] == "3..8" else {int(parts[1])}
+        return out
 
     def bins(self) -> list[str]:
         out = []

@@ -29,6 +29,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import tomllib
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,8 @@ from .contract import Contract
 from .toolchain import require, verilator_env, verilator_root
 
 __all__ = ["Design", "DesignError", "ExternalEngine", "BUILTIN", "verilog_design",
-           "amaranth_design", "check", "read_ports"]
+           "amaranth_design", "check", "read_ports", "read_supports", "supports_beside",
+           "SUPPORTS_SUFFIX"]
 
 VERILOG_SUFFIXES = (".v", ".sv", ".vh", ".svh")
 
@@ -65,6 +67,7 @@ class Design:
     cls: str | None = None
     digest: str = ""
     supports: dict = field(default_factory=dict, compare=False, hash=False)
+    supports_file: str | None = None        # where ``supports`` was read, when given by hand
 
     @property
     def builtin(self) -> bool:
@@ -86,6 +89,9 @@ class Design:
         return tuple(Path(f) for f in self.files) if self.kind == "verilog" else ()
 
     def label(self) -> str:
+        if self.kind == "verilog" and self.supports:
+            return (f"{self.top} ({', '.join(Path(f).name for f in self.files)}; a declared "
+                    f"subset)")
         if self.kind == "verilog":
             return f"{self.top} ({', '.join(Path(f).name for f in self.files)})"
         if self.kind == "amaranth":
@@ -96,10 +102,12 @@ class Design:
         """The command-line options that name this design (for reproduce lines)."""
         if self.kind == "verilog":
             out = ["--dut", ",".join(self.files)]
-            return out + (["--dut-top", self.top] if self.top != Path(self.files[0]).stem
+            out += ["--dut-top", self.top] if self.top != Path(self.files[0]).stem else []
+            return out + (["--dut-supports", self.supports_file] if self.supports_file
                           else [])
         if self.kind == "amaranth":
-            return ["--dut-amaranth", self.cls]
+            return ["--dut-amaranth", self.cls] + (["--dut-supports", self.supports_file]
+                                                   if self.supports_file else [])
         return []
 
     def make(self, reference, parameters: dict):
@@ -226,7 +234,58 @@ def amaranth_design(spec: str) -> Design:
     return Design("amaranth", (), None, spec, digest)
 
 
-# --- checking the ports ----------------------------------------------------------------------
+# --- a declared subset ------------------------------------------------------------------------
+
+#: the suffix of the file beside a design that declares its subset (``--dut-supports``)
+SUPPORTS_SUFFIX = ".supports.toml"
+
+
+def supports_beside(design: Design) -> Path | None:
+    """``<first file or .py without its suffix>.supports.toml`` beside the design, if it
+    exists."""
+    first = design.files[0] if design.files else (design.cls or "").rpartition(":")[0]
+    if not first.endswith((".py", *VERILOG_SUFFIXES)):
+        return None
+    path = Path(first).with_suffix("").with_suffix(SUPPORTS_SUFFIX)
+    return path if path.is_file() else None
+
+
+def read_supports(path, capabilities: dict, op: str) -> dict:
+    """The subset a design declares in the TOML file ``path``: key -> the values it
+    implements, each key one of the operation's ``capabilities`` (``faults = false``: it
+    checks no fault, so only legal scenarios are drawn).  DesignError, one line naming the
+    key and the value, for anything else."""
+    name = f"--dut-supports {path}"
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except OSError as e:
+        raise DesignError(f"{name}: cannot read it: {e.strerror or e}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise DesignError(f"{name}: not TOML: {_first_line(e)}") from None
+    out = {}
+    for key, value in raw.items():
+        if key not in capabilities:
+            raise DesignError(f"{name}: {key!r} is not a capability of {op} (its keys: "
+                              f"{', '.join(capabilities)})")
+        if key == "faults":
+            if not isinstance(value, bool):
+                raise DesignError(f"{name}: faults = {value!r}: true (it checks the faults) or "
+                                  f"false (it checks none: only legal scenarios are drawn)")
+            out[key] = (True, False) if value else (False,)
+            continue
+        values = value if isinstance(value, list) else [value]
+        if not values:
+            raise DesignError(f"{name}: {key} = []: name at least one")
+        for v in values:
+            if v not in capabilities[key]:
+                raise DesignError(f"{name}: {key} = {v!r} is not one of "
+                                  f"{', '.join(map(repr, capabilities[key]))}")
+        out[key] = tuple(values)
+    return out
+
+
+# --- checking the ports -----------------------------------------------------------------------------------------------------------------------------------------
 
 def _width(types: dict, addr: str) -> int:
     """The bit width of the Verilator JSON type ``addr``."""
