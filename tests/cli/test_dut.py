@@ -230,3 +230,20 @@ def test_a_width_outside_the_subset_is_refused(tmp_path):
             "--dut", str(TLOAD_EXAMPLE), "--out", str(tmp_path / "out"))
     assert r.returncode == 2 and "--width 64: the design declares W = 32 only" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_code_coverage_is_over_the_designs_own_hierarchy(tmp_path):
+    """--coverage on Verilator reports line, branch and toggle coverage of the design's
+    modules (its own file), not of the harness or the wrapper."""
+    out = tmp_path / "out"
+    r = run("regress", "--ops", "load-align", "--backend", "verilator", "--count", "60",
+            "--seed", "1", "--jobs", "1", "--out", str(out), "--json", "--coverage",
+            "--dut", str(EXAMPLE))
+    assert r.returncode == 0, r.stderr[-2000:]
+    code = json.loads(r.stdout.splitlines()[-1])["code_coverage"]
+    (top,) = code["tops"]
+    assert top["top"] == "load_align_unit"
+    assert top["lines"]["total"] > 20 and top["branches"]["total"] > 10
+    assert top["toggles"]["total"] > 500 and top["lines"]["hit"] > 0
+    listing = (out / "coverage" / "uncovered.txt").read_text()
+    assert "load_align_unit.sv:" in listing and "batch_load_align" not in listing

@@ -122,6 +122,7 @@ class Scope:
     top: str
     instance: str
     engine: str
+    generated: bool = True      # Amaranth's Verilog (False: a design from elsewhere's file)
 
 
 def merge_dir(raw: Path) -> tuple[dict, dict[str, Scope]]:
@@ -134,6 +135,8 @@ def merge_dir(raw: Path) -> tuple[dict, dict[str, Scope]]:
     for s in sorted(raw.glob("*.scope.json")):
         d = json.loads(s.read_text())
         scopes[d["file"]] = Scope(d["file"], d["top"], d["instance"], d["engine"])
+        for f in d.get("sources", []):          # a design from elsewhere: its own files
+            scopes[f] = Scope(f, d["top"], d["instance"], d["engine"], False)
     return points, scopes
 
 
@@ -150,9 +153,12 @@ def engine_points(points: dict, scopes: dict[str, Scope]) -> dict[str, list[Poin
         if scope is None:
             continue
         root = f"{scope.top}.{scope.instance}" if scope.instance else scope.top
-        if module != root and not module.startswith(root + "."):
+        # Amaranth names a module by its place (its name is its hierarchy); a design from
+        # elsewhere's modules are placed by the point's instance path
+        where = module if scope.generated else f.get("h", "")
+        if where != root and not where.startswith(root + "."):
             continue
-        inst = module[len(root) + 1:] or "."
+        inst = where[len(root) + 1:] or "."
         out[scope.engine].append(Point(kind, f.get("f", ""), int(f.get("l", 0)), inst, module,
                                        demangle(f.get("o", "")), count, f.get("S", "")))
     return dict(out)
@@ -183,6 +189,7 @@ class _Verilog:
         self.files: dict[str, list[str]] = {}
         self.modules: dict[str, list[tuple[int, int, dict]]] = {}
         self.const: dict[str, dict] = {}
+        self.generated: set | None = None     # the generated files (None: every file)
 
     def lines(self, path: str) -> list[str]:
         if path not in self.files:
@@ -340,8 +347,8 @@ def _idiom(name: str, p: Point, v: _Verilog) -> bool:
             return p.signal.startswith("$auto$verilog_backend")
         return p.kind == "branch" and p.what == "if" and "dump_module$" in text
     if name == "netlist-constant":
-        if p.kind != "toggle":
-            return False
+        if p.kind != "toggle" or (v.generated is not None and p.file not in v.generated):
+            return False            # Yosys's netlist of a generated file alone
         bits = v.constant_bits(p.file).get(p.module, {}).get(p.signal)
         return bits is not None and (p.bit or 0) in bits
     if name == "default-else":
@@ -436,7 +443,8 @@ def report(raw: Path, out: Path, waivers_path: Path = WAIVERS,
     waivers = parse_waivers(waivers_path)
     v = _Verilog()
     if any(w.kind == "idiom" and w.pattern == "netlist-constant" for w in waivers):
-        files = sorted(scopes)
+        files = sorted(f for f, s in scopes.items() if s.generated)
+        v.generated = set(files)
         with ThreadPoolExecutor(max(1, min(len(files), os.cpu_count() or 1))) as pool:
             for f, bits in zip(files, pool.map(lambda f: constant_bits(Path(f)), files)):
                 v.const[f] = bits

@@ -147,18 +147,24 @@ def public_vlt(top: str, names) -> str:
         f'public_flat_rw -module "{top}" -var "{n}"\n' for n in names)
 
 
-def _coverage_scope(bdir: Path, top: str, dut) -> None:
+def _coverage_scope(bdir: Path, top: str, dut, design: Design = BUILTIN) -> None:
     """Say, beside the coverage of the build ``bdir``, which instance of ``top`` is the
     engine (a harness's ``coverage_scope``: its instance name and the engine's top name;
-    else the whole of ``top``)."""
+    else the whole of ``top``).  Of a Verilog design from elsewhere, its own module
+    hierarchy (the instance ``dut`` inside the engine's place), over its own files."""
     instance, engine = getattr(dut, "coverage_scope", ("", top))
+    sources = []
+    if design.external_verilog:
+        instance, engine = (f"{instance}.dut" if instance else "dut"), design.top
+        sources = list(design.files)
     where = coverage_dir()
     where.mkdir(parents=True, exist_ok=True)
     path = where / f"{bdir.name}.scope.json"
     if not path.exists():
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"file": str(bdir / f"{top}.v"), "top": top,
-                                   "instance": instance, "engine": engine}))
+                                   "instance": instance, "engine": engine,
+                                   "sources": sources}))
         tmp.replace(path)
 
 
@@ -438,13 +444,14 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
     rdir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"tilecosim-{backend}-"))
     try:
         return _simulate(backend, top, setup, args, waves, want_waves, bdir, probe, rdir,
-                         timing)
+                         timing, design)
     finally:
         if not run_dir:                  # a temporary folder: nothing of it stays
             shutil.rmtree(rdir, ignore_errors=True)
 
 
-def _simulate(backend, top, setup, args, waves, want_waves, bdir, probe, rdir, timing):
+def _simulate(backend, top, setup, args, waves, want_waves, bdir, probe, rdir, timing,
+              design=BUILTIN):
     """Run the built bench in ``rdir``; on failure its log is kept (:func:`_keep_log`)."""
     rdir.mkdir(parents=True, exist_ok=True)
     job, out = rdir / "job.pkl", rdir / "result.pkl"
@@ -462,7 +469,7 @@ def _simulate(backend, top, setup, args, waves, want_waves, bdir, probe, rdir, t
         else:
             plusargs = [f"+dumpfile_path={fst}"]
     if backend == "verilator" and coverage_dir() is not None:
-        _coverage_scope(bdir, top, probe)
+        _coverage_scope(bdir, top, probe, design)
         _COVERAGE_RUNS[0] += 1
         dat = coverage_dir().resolve() / f"{top}-{os.getpid()}-{_COVERAGE_RUNS[0]}.dat"
         plusargs.append(f"+verilator+coverage+file+{dat}")
