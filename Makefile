@@ -17,7 +17,7 @@ export TILECOSIM_BUILD_CACHE ?= $(CURDIR)/build/sim-cache
 export TILECOSIM_WAVES_DIR ?= $(CURDIR)/build/waves
 
 .PHONY: install demo test check bench bench-tload bench-units bench-tiles bench-sim bench-cluster lint fuzz mutation \
-        formal regress clean
+        formal regress regress-designs clean
 
 install: $(STAMP)
 
@@ -97,6 +97,19 @@ regress: $(STAMP)
 	    --out build/regress-program --json
 	$(BIN)/tilecosim regress --backend icarus --count 1000 --seed 1 --json
 	$(BIN)/tilecosim regress --backend amaranth --count 1000 --seed 1 --json
+	$(MAKE) regress-designs
+
+# the example designs from elsewhere (examples/designs/, README "Verify your own design"):
+# 10,000 scenarios each on Verilator and 1,000 on Icarus, against the golden model
+regress-designs: $(STAMP)
+	$(BIN)/tilecosim regress --backend verilator --ops load-align --count 10000 --seed 1 \
+	    --dut examples/designs/load_align_unit.sv --out build/regress-designs/load-align --json
+	$(BIN)/tilecosim regress --backend verilator --ops tload --count 10000 --seed 1 \
+	    --dut examples/designs/tload_engine_bytewise.v --out build/regress-designs/tload --json
+	$(BIN)/tilecosim regress --backend icarus --ops load-align --count 1000 --seed 1 \
+	    --dut examples/designs/load_align_unit.sv --out build/regress-designs/load-align-icarus --json
+	$(BIN)/tilecosim regress --backend icarus --ops tload --count 1000 --seed 1 \
+	    --dut examples/designs/tload_engine_bytewise.v --out build/regress-designs/tload-icarus --json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

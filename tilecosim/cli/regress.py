@@ -247,6 +247,9 @@ def run_and_report(args) -> int:
     sig = caught_signal() or (signal.SIGINT if run.stopped == "interrupted" else None)
     design = getattr(args, "design", BUILTIN)
     rows, hits, uncovered, na = summarize(run.drawn, run.outcomes, run.perf, design)
+    for r in rows:
+        r["classes"] = {cls: {"cycles": c, "ideal_cycles": i}
+                        for cls, (c, i) in run.classes.get(r["op"], {}).items()}
     fails = [o for o in run.outcomes if not o.ok]
     if fails and not sig:
         print(f"tilecosim regress: re-running the first {min(len(fails), WAVES_PER_RUN)} "
@@ -266,6 +269,11 @@ def run_and_report(args) -> int:
         ratio = f"{r['cycles'] / r['ideal_cycles']:.2f}" if r["ideal_cycles"] else "-"
         print(f"{r['op']:26} {r['scenarios']:>9} {r['mismatches']:>10} {r['faults_checked']:>7} "
               f"{ratio:>12} {r['covered']:>4}/{r['bins']:<4}")
+    for r in rows:
+        per = [f"{cls} {v['cycles'] / v['ideal_cycles']:.2f}"
+               for cls, v in r["classes"].items() if v["ideal_cycles"]]
+        if per:
+            print(f"  {r['op']} cycles/ideal by class: " + ", ".join(per))
     print(f"design {design.label()}, backend {args.backend}, W = {width}, seed {args.seed}, {checked} "
           f"scenarios in {run.seconds:.0f} s ({_executor(args)}); cycles/ideal over the batches "
           f"without back-pressure; faults = faulting scenarios whose fault code was checked")

@@ -124,6 +124,7 @@ class BatchResult:
     cycles: int = 0              # stall-free batches only
     ideal: int = 0
     waveform: str | None = None
+    classes: dict = dataclasses.field(default_factory=dict)   # class -> [cycles, ideal]
 
 
 def image_files(out_dir: Path, seed: int) -> dict:
@@ -179,7 +180,8 @@ def _judge(op, operation, scs, bseed, stall, got, alone, backend, seed, files) -
         problems[-1] = f"the engine hung (watchdog); waveform: {waveform}"
     if not problems:
         return BatchResult([Outcome(op, s.index, True) for s in scs],
-                           cycles if not stall else 0, ideal if not stall else 0)
+                           cycles if not stall else 0, ideal if not stall else 0, None,
+                           got.classes if not stall else {})
     outcomes = []
     for i, s in enumerate(scs):
         if len(scs) > 1 and -1 in problems:      # not attributable: the scenario alone
@@ -367,6 +369,8 @@ class RegressRun:
     stopped: str | None = None   # None: complete; else why it stopped ("interrupted", an error)
     jobs: list = dataclasses.field(default_factory=list)   # per job finished: {"op", "batches",
     #                              "scenarios", "worker", "seconds"}, in the order they finished
+    classes: dict = dataclasses.field(default_factory=dict)   # op -> class -> [cycles, ideal]
+    #                              of the batches without back-pressure
 
 
 def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: Path,
@@ -408,6 +412,7 @@ def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, 
                      cluster.processes() if cluster else jobs, width, design)
     total = sum(len(scs) for w in work for scs, _, _ in w[1])
     outcomes, perf, workers, log, done, bad = [], {op: [0, 0] for op in names}, {}, [], 0, 0
+    classes: dict = {}
     stopped = None
     t0 = time.perf_counter()
     results = (cluster.results(work, build_cache) if cluster
@@ -419,6 +424,10 @@ def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, 
                 outcomes += r.outcomes
                 perf[work[k][0]][0] += r.cycles
                 perf[work[k][0]][1] += r.ideal
+                for cls, (c, i) in r.classes.items():
+                    row = classes.setdefault(work[k][0], {}).setdefault(cls, [0, 0])
+                    row[0] += c
+                    row[1] += i
                 n += len(r.outcomes)
                 bad += sum(not o.ok for o in r.outcomes)
             done += n
@@ -445,8 +454,10 @@ def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, 
     if stopped:
         seen = {(o.op, o.index) for o in outcomes}
         drawn = {op: [s for s in scs if (op, s.index) in seen] for op, scs in drawn.items()}
+    classes = {op: dict(sorted(c.items())) for op, c in sorted(classes.items(),
+                                                                key=lambda kv: names.index(kv[0]))}
     return RegressRun(drawn, outcomes, perf, time.perf_counter() - t0, total, workers, stopped,
-                      log)
+                      log, classes)
 
 
 #: failures re-run alone with a waveform by :func:`mismatch_waves`

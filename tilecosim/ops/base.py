@@ -14,7 +14,7 @@ from tilecosim.sim.contract import Contract, derive
 from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.ports import probe
 
-__all__ = ["Top", "Unit", "Outcome", "Operation"]
+__all__ = ["Top", "Unit", "Outcome", "Operation", "by_class"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,24 @@ class Outcome:
     waveform: str | None = None
     cycles: int = 0
     ideal: int = 0
+    classes: dict = field(default_factory=dict)     # class -> [cycles, ideal] (:func:`by_class`)
+
+
+def by_class(classes: list, accepts: list, ends: list, ideals: list) -> dict:
+    """class -> [cycles, ideal cycles] of a batch: scenario i, of class ``classes[i]``, is
+    given the cycles from the previous scenario's end (the first: from its accept) to its
+    own end, so that the classes' cycles add up to the batch's; ``ideals[i]`` its ideal
+    cycles.  Empty when the bench did not see every end."""
+    if not accepts or len(ends) < len(classes):
+        return {}
+    out: dict = {}
+    prev = accepts[0] - 1
+    for cls, end, ideal in zip(classes, ends, ideals):
+        row = out.setdefault(cls, [0, 0])
+        row[0] += end - prev
+        row[1] += ideal
+        prev = end
+    return out
 
 
 class Operation:
@@ -161,6 +179,11 @@ class Operation:
     def image(self, seed: int):
         """The memory image (numpy uint8) the scenarios of ``seed`` read."""
         raise NotImplementedError
+
+    def scenario_class(self, item) -> str:
+        """The class of a scenario its cycles are reported by (``regress``: cycles/ideal per
+        class, e.g. per layout)."""
+        return "all"
 
     def batch_key(self, item):
         """Scenarios with different keys never share a bench run (None: any may)."""

@@ -28,7 +28,7 @@ from tilecosim.model.load_align import WIDTHS, Addressing, LoadDist, load_align
 from tilecosim.sim.batch_align import run_load_align_batches
 from tilecosim.sim.benches.align import AlignCase, compare_load_align, simulate_load_align
 
-from .base import Operation, Outcome, Top, Unit
+from .base import Operation, Outcome, Top, Unit, by_class
 
 __all__ = ["LoadAlign", "la_bins", "la_legal", "random_addressing", "random_address",
            "random_load_case", "VL"]
@@ -235,7 +235,18 @@ The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector regi
             m = re.match(r"op (\d+) (.*)", line)
             by_index[int(m[1]) if m else -1] = m[2] if m else line
         cycles = res.out[-1] - res.accept[0] + 1 if res.out and res.accept else 0
-        return Outcome(by_index, res.waveform if res.timed_out else None, cycles, len(items))
+        classes = by_class([self.scenario_class(c) for c in items], res.accept, res.out,
+                           [1] * len(items))
+        return Outcome(by_index, res.waveform if res.timed_out else None, cycles, len(items),
+                       classes)
+
+    def scenario_class(self, item) -> str:
+        """The mode's family (NORM, BRC, US, DS, UNPACK, UNPACK4, BLK, E2B, DINTLV),
+        RegTraitNumTwo, or "fault"."""
+        c = item
+        if _model_fault(c) is not None:
+            return "fault"
+        return "RegTraitNumTwo" if c.reg_trait == 2 else LoadDist[c.dist].family
 
     def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
         c = item

@@ -31,7 +31,7 @@ from tilecosim.sim.batch_l1l0 import run_l1l0_batches
 from tilecosim.sim.benches.load_data_with_transpose import (LdtCall, compare_l1l0,
                                                             run_and_compare_l1l0, simulate_l1l0)
 
-from .base import Operation, Outcome, Top, Unit
+from .base import Operation, Outcome, Top, Unit, by_class
 
 __all__ = ["LoadDataWithTranspose", "ldt_bins", "random_ldt_call"]
 
@@ -266,10 +266,12 @@ The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
                 by_index[int(m[1])] = m[2]
             else:
                 by_index[-1] = line                 # the L0 image: not attributable yet
-        ideal = sum(c.params.repeat_times * SQUARES[LDT_DTYPES[c.params.dtype]].bytes
-                    // self.width for c in items if _model_fault(c) is None)
+        ideals = [c.params.repeat_times * SQUARES[LDT_DTYPES[c.params.dtype]].bytes
+                  // self.width if _model_fault(c) is None else 0 for c in items]
+        classes = by_class([c.params.dtype if _model_fault(c) is None else "fault"
+                            for c in items], res.accept, res.done, ideals)
         return Outcome(by_index, res.waveform if res.timed_out else None, res.cycles or 0,
-                       ideal)
+                       sum(ideals), classes)
 
     def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
         c, p = item, item.params

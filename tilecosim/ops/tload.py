@@ -29,7 +29,7 @@ from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.benches.tload import (SimConfig, compare, repro_command, run_and_compare,
                                          simulate_tload)
 
-from .base import Operation, Outcome, Top, Unit
+from .base import Operation, Outcome, Top, Unit, by_class
 
 __all__ = ["TLoad", "esize_name", "tload_bins"]
 
@@ -262,19 +262,23 @@ writes out, one completion per instruction.
     def _outcome(self, items, image, res) -> Outcome:
         if res.error:
             return Outcome({-1: res.error})
-        problems, ideal = {}, 0
+        problems, ideal, ideals = {}, 0, []
         for i, p in enumerate(items):
             code, mism = compare(p, image, res, instr=i)
-            if code is None:
-                ideal += len(p.outputs) * p.outputs[0][1] // self.width
+            ideals.append(len(p.outputs) * p.outputs[0][1] // self.width if code is None
+                          else 0)
+            ideal += ideals[-1]
             got = res.faults[i] if i < len(res.faults) else None
             if got != (code or 0):
                 problems[i] = f"fault code {got} from the engine, {code or 0} from the model"
             elif mism:
                 problems[i] = (f"{mism[0]} ({len(mism)} elements differ)" if len(mism) > 1
                                else str(mism[0]))
+        classes = by_class([p.layout.name if ideals[i] else "fault"
+                            for i, p in enumerate(items)], res.accept_cycles, res.done_cycles,
+                           ideals)
         return Outcome(problems, res.waveform if res.timed_out else None, res.cycles or 0,
-                       ideal)
+                       ideal, classes)
 
     def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
         line = repro_command(item, _bench_config(backend, seed, stall, self.width), mem_seed,

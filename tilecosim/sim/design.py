@@ -68,6 +68,8 @@ class Design:
     digest: str = ""
     supports: dict = field(default_factory=dict, compare=False, hash=False)
     supports_file: str | None = None        # where ``supports`` was read, when given by hand
+    #: the files' contents, travelling with the design to workers on other machines
+    contents: tuple[bytes, ...] = field(default=(), compare=False, hash=False, repr=False)
 
     @property
     def builtin(self) -> bool:
@@ -85,8 +87,31 @@ class Design:
             return f"amaranth:{self.cls}:{self.digest}"
         return ""
 
-    def sources(self) -> tuple[Path, ...]:
-        return tuple(Path(f) for f in self.files) if self.kind == "verilog" else ()
+    def sources(self, spare: Path | None = None) -> tuple[Path, ...]:
+        """The Verilog files to compile: the named ones while they hold what was named
+        (same digest); else -- a worker on another machine, a file changed since -- the
+        contents the design carries, written once into ``spare/dut-<digest>/``."""
+        if self.kind != "verilog":
+            return ()
+        paths = tuple(Path(f) for f in self.files)
+        try:
+            if _digest(self.files) == self.digest:
+                return paths
+        except OSError:
+            pass
+        if not self.contents or spare is None:
+            raise DesignError(f"--dut: {', '.join(self.files)} changed or cannot be read")
+        where = Path(spare) / f"dut-{self.digest}"
+        where.mkdir(parents=True, exist_ok=True)
+        out = []
+        for f, data in zip(paths, self.contents):
+            target = where / f.name
+            if not target.exists():
+                tmp = target.with_name(f".{target.name}.{os.getpid()}")
+                tmp.write_bytes(data)
+                tmp.replace(target)
+            out.append(target)
+        return tuple(out)
 
     def label(self) -> str:
         if self.kind == "verilog" and self.supports:
@@ -182,7 +207,8 @@ def verilog_design(files: str, top: str | None = None) -> Design:
     top = top or Path(paths[0]).stem
     if not top.isidentifier():
         raise DesignError(f"--dut-top {top!r}: not a Verilog module name (give --dut-top)")
-    return Design("verilog", tuple(paths), top, None, _digest(paths))
+    return Design("verilog", tuple(paths), top, None, _digest(paths),
+                  contents=tuple(Path(p).read_bytes() for p in paths))
 
 
 def _amaranth_class(spec: str):

@@ -440,7 +440,8 @@ def _run_once(backend, make_dut, top, setup, args, vcd, waves, run_dir, timing, 
     text = to_verilog(make_dut, top, key)
     probe = ports.probe(make_dut)                # its signature: ports, inputs, scope
     public = ("clk", "rst") + tuple(p.name for p in ports.ports(probe))
-    bdir = build(backend, text, top, want_waves, public, design.sources(), design.key())
+    bdir = build(backend, text, top, want_waves, public, design.sources(cache_dir()),
+                 design.key())
     rdir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"tilecosim-{backend}-"))
     try:
         return _simulate(backend, top, setup, args, waves, want_waves, bdir, probe, rdir,
