@@ -25,7 +25,7 @@ def _regress(tmp_path, *extra, count=200, backend="verilator"):
     return r, (json.loads(r.stdout.splitlines()[-1]) if r.stdout.strip() else None)
 
 
-@pytest.mark.parametrize("backend,count", [("verilator", 1000), ("icarus", 300)])
+@pytest.mark.parametrize("backend,count", [("verilator", 1000), ("icarus", 150)])
 def test_the_example_design_passes_regress(tmp_path, backend, count):
     r, got = _regress(tmp_path, "--dut", str(EXAMPLE), count=count, backend=backend)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
@@ -64,7 +64,7 @@ def test_the_projects_own_verilog_gives_the_built_in_report(tmp_path):
     assert got["design"] == "load_align_unit (load_align_unit.v)" and want["design"] == "built-in"
 
 
-@pytest.mark.parametrize("backend", ["amaranth", "icarus",
+@pytest.mark.parametrize("backend", ["amaranth", pytest.param("icarus", marks=SLOW),
                                      pytest.param("verilator", marks=SLOW)])
 def test_an_amaranth_design_runs_on_every_simulator(tmp_path, backend):
     spec = "tilecosim.hdl.align.load:LoadAlignUnit"
@@ -163,12 +163,13 @@ def test_an_amaranth_design_that_does_not_elaborate_is_one_line(tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("op,top,width", [("tload", "tload_engine", 32),
-                                          pytest.param("tload", "tload_engine_w64", 64,
-                                                       marks=SLOW),
-                                          ("load-data-with-transpose", "l1l0_engine", 32),
-                                          pytest.param("load-data-with-transpose",
-                                                       "l1l0_engine_w128", 128, marks=SLOW)])
+@pytest.mark.parametrize("op,top,width", [
+    # the slow tier: test_the_projects_own_verilog_gives_the_built_in_report checks the
+    # Instance path of a harness, and the TLOAD example the engine factory of the TLOAD one
+    pytest.param("tload", "tload_engine", 32, marks=SLOW),
+    pytest.param("tload", "tload_engine_w64", 64, marks=SLOW),
+    pytest.param("load-data-with-transpose", "l1l0_engine", 32, marks=SLOW),
+    pytest.param("load-data-with-transpose", "l1l0_engine_w128", 128, marks=SLOW)])
 def test_the_projects_own_engines_passed_back_give_the_built_in_report(tmp_path, op, top,
                                                                         width):
     """Each engine's Verilog from ``tilecosim verilog``, as a design from elsewhere: the
@@ -247,3 +248,18 @@ def test_code_coverage_is_over_the_designs_own_hierarchy(tmp_path):
     assert top["toggles"]["total"] > 500 and top["lines"]["hit"] > 0
     listing = (out / "coverage" / "uncovered.txt").read_text()
     assert "load_align_unit.sv:" in listing and "batch_load_align" not in listing
+
+
+@pytest.mark.parametrize("op,spec", [("tload", "tilecosim.hdl.tload.engine:TLoadEngine"),
+                                     ("load-data-with-transpose",
+                                      "tilecosim.hdl.l1l0.engine:L1L0Engine")])
+def test_each_engine_takes_an_amaranth_design(tmp_path, op, spec):
+    """The built-in class named as a design from elsewhere runs the Python-driven bench of
+    each operation with the results and cycles of the built-in path."""
+    common = ["regress", "--ops", op, "--backend", "amaranth", "--count", "24", "--seed", "3",
+              "--jobs", "2", "--json"]
+    own = run(*common, "--out", str(tmp_path / "a"), "--dut-amaranth", spec)
+    builtin = run(*common, "--out", str(tmp_path / "b"))
+    assert own.returncode == builtin.returncode == 0, own.stderr[-2000:]
+    got, want = (json.loads(r.stdout.splitlines()[-1]) for r in (own, builtin))
+    assert got["ops"] == want["ops"] and got["design"] == spec
