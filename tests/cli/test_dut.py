@@ -25,7 +25,8 @@ def _regress(tmp_path, *extra, count=200, backend="verilator"):
     return r, (json.loads(r.stdout.splitlines()[-1]) if r.stdout.strip() else None)
 
 
-@pytest.mark.parametrize("backend,count", [("verilator", 1000), ("icarus", 150)])
+@pytest.mark.parametrize("backend,count", [("verilator", 400),
+                                           pytest.param("icarus", 150, marks=SLOW)])
 def test_the_example_design_passes_regress(tmp_path, backend, count):
     r, got = _regress(tmp_path, "--dut", str(EXAMPLE), count=count, backend=backend)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
@@ -52,6 +53,7 @@ def test_regress_finds_the_one_line_bug_and_its_reproduce_line_fails_alone(tmp_p
     assert first["problem"] in alone.stdout
 
 
+@SLOW              # the example designs check the same harness path in make test
 def test_the_projects_own_verilog_gives_the_built_in_report(tmp_path):
     """``tilecosim verilog`` writes the built-in unit; passed back with --dut it gives the
     same results, coverage and cycles as the built-in path."""
@@ -193,7 +195,7 @@ def test_a_design_that_declares_a_subset_gets_only_scenarios_inside_it(tmp_path)
     """The simple TLOAD engine implements NORM, one output, Zero and Null, W = 32, and no
     fault checks (its .supports.toml): regress draws only those, covers every bin they can
     hit, and reports the others as not applicable."""
-    r = run("regress", "--ops", "tload", "--backend", "verilator", "--count", "300",
+    r = run("regress", "--ops", "tload", "--backend", "icarus", "--count", "200",
             "--seed", "2", "--jobs", "2", "--out", str(tmp_path / "out"), "--json",
             "--dut", str(TLOAD_EXAMPLE))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
@@ -233,6 +235,7 @@ def test_a_width_outside_the_subset_is_refused(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@SLOW              # as the other coverage flows (a coverage build of its own)
 def test_code_coverage_is_over_the_designs_own_hierarchy(tmp_path):
     """--coverage on Verilator reports line, branch and toggle coverage of the design's
     modules (its own file), not of the harness or the wrapper."""

@@ -41,7 +41,7 @@ EQUIVALENT: dict[str, str] = {
         "so it fits); a tile is at most 2**18 bytes, so p = 19 fails p <= log2_size and the "
         "instruction faults IllegalParameter, as it does when no candidate matches; the other "
         "decoded fields of a faulting instruction are never used (it makes no run)",
-    "g:align/load.py:124:41:slice-hi+1":
+    "g:align/load.py:125:41:slice-hi+1":
         "ub_addr.eq(ea[:33]): ub_addr is 32 bits wide, so the 33rd bit is dropped by the "
         "assignment and the port carries ea[:32] as before",
     "g:l1l0/engine.py:190:53:slice-hi+1":
