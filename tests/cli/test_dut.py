@@ -38,7 +38,7 @@ def test_the_example_design_passes_regress(tmp_path, backend, count):
 
 
 def test_regress_finds_the_one_line_bug_and_its_reproduce_line_fails_alone(tmp_path):
-    r, got = _regress(tmp_path, "--dut", str(BUGGY))
+    r, got = _regress(tmp_path, "--dut", str(BUGGY), backend="icarus")
     assert r.returncode == 1, r.stderr[-2000:]
     first = got["failures"][0]
     assert first["index"] < 200
