@@ -202,6 +202,12 @@ class Operation:
         Python-driven bench run each."""
         return [self.run(items, backend, image, seed, stall) for items, seed, stall in batches]
 
+    @staticmethod
+    def wave_option(backend: str, path: str) -> dict:
+        """The bench's keyword for a waveform at ``path``: ``vcd`` on Amaranth's simulator,
+        ``waves`` (FST) on Icarus and Verilator."""
+        return {"vcd": path} if backend == "amaranth" else {"waves": path}
+
     def waveform(self, item, backend: str, image, seed: int, stall: float, path: str) -> bool:
         """Run ``item`` alone as :meth:`run` would, writing a waveform to ``path`` (VCD on
         Amaranth, FST on Icarus and Verilator); False when the operation cannot."""

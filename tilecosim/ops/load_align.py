@@ -218,7 +218,7 @@ The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector regi
     def waveform(self, item, backend, image, seed, stall, path) -> bool:
         simulate_load_align([item], image, VL, seed=seed, p_op=1 - stall, p_ready=1 - stall,
                             backend=backend, design=self.design,
-                            **({"vcd": path} if backend == "amaranth" else {"waves": path}))
+                            **self.wave_option(backend, path))
         return True
 
     def run_many(self, batches, backend, image) -> list[Outcome]:

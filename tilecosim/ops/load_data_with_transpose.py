@@ -238,7 +238,7 @@ The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
     def waveform(self, item, backend, image, seed, stall, path) -> bool:
         simulate_l1l0([item], image, np.zeros(L0_SIZE, np.uint8), seed=seed, stall=stall,
                       backend=backend, width=self.width, design=self.design,
-                      **({"vcd": path} if backend == "amaranth" else {"waves": path}))
+                      **self.wave_option(backend, path))
         return True
 
     def run_many(self, batches, backend, image) -> list[Outcome]:

@@ -239,9 +239,9 @@ writes out, one completion per instruction.
                                  backend, seed, stall, self.width, self.design)))
 
     def waveform(self, item, backend, image, seed, stall, path) -> bool:
-        wave = {"vcd": path} if backend == "amaranth" else {"waves": path}
         simulate_tload([item], image, _bench_config(backend, seed, stall, self.width,
-                                                    self.design, **wave))
+                                                    self.design,
+                                                    **self.wave_option(backend, path)))
         return True
 
     def run_many(self, batches, backend, image) -> list[Outcome]:

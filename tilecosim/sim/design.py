@@ -177,10 +177,11 @@ class ExternalEngine(wiring.Component):
 
 # --- naming a design --------------------------------------------------------------------------
 
-def _digest(paths) -> str:
+def _digest(paths, contents=None) -> str:
+    """SHA-1 of the files ``paths`` (names and contents; ``contents``: already read)."""
     h = hashlib.sha1()
-    for p in paths:
-        h.update(str(p).encode() + b"\0" + Path(p).read_bytes() + b"\0")
+    for p, data in zip(paths, contents or [Path(p).read_bytes() for p in paths]):
+        h.update(str(p).encode() + b"\0" + data + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -207,8 +208,9 @@ def verilog_design(files: str, top: str | None = None) -> Design:
     top = top or Path(paths[0]).stem
     if not top.isidentifier():
         raise DesignError(f"--dut-top {top!r}: not a Verilog module name (give --dut-top)")
-    return Design("verilog", tuple(paths), top, None, _digest(paths),
-                  contents=tuple(Path(p).read_bytes() for p in paths))
+    contents = tuple(Path(p).read_bytes() for p in paths)
+    return Design("verilog", tuple(paths), top, None, _digest(paths, contents),
+                  contents=contents)
 
 
 def _amaranth_class(spec: str):
@@ -227,8 +229,7 @@ def _amaranth_class(spec: str):
             module = importlib.import_module(mod)
     except Exception as e:              # the user's code: any error is theirs to read
         raise DesignError(f"--dut-amaranth {spec}: importing {mod} failed: "
-                          f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-                          ) from None
+                          f"{type(e).__name__}: {first_line(e, '')}") from None
     cls = getattr(module, name, None)
     if not isinstance(cls, type) or not issubclass(cls, wiring.Component):
         raise DesignError(f"--dut-amaranth {spec}: {name} is not a wiring.Component class "
@@ -288,7 +289,7 @@ def read_supports(path, capabilities: dict, op: str) -> dict:
     except OSError as e:
         raise DesignError(f"{name}: cannot read it: {e.strerror or e}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise DesignError(f"{name}: not TOML: {_first_line(e)}") from None
+        raise DesignError(f"{name}: not TOML: {first_line(e)}") from None
     out = {}
     for key, value in raw.items():
         if key not in capabilities:
@@ -400,16 +401,17 @@ def elaborated(design: Design, component) -> None:
         rtlil.convert(component, name="dut")
         return
     except Exception as e:          # the user's code: any error is theirs to read
-        problem = f"{type(e).__name__}: {_first_line(e)}"
+        problem = f"{type(e).__name__}: {first_line(e)}"
     with warnings.catch_warnings():     # what its elaborate made before failing is unused:
         warnings.simplefilter("ignore")     # Amaranth would warn of it at exit
         gc.collect()
     raise DesignError(f"--dut-amaranth {design.cls}: it does not elaborate: {problem}")
 
 
-def _first_line(e) -> str:
+def first_line(e, default: str = "(no message)") -> str:
+    """The first line of the message of ``e`` (``default`` when it has none)."""
     text = str(e).strip()
-    return text.splitlines()[0] if text else "(no message)"
+    return text.splitlines()[0] if text else default
 
 
 def check(design: Design, contract: Contract, parameters: dict) -> None:

@@ -41,7 +41,7 @@ from tilecosim.cleanup import PENDING
 from tilecosim.sim.api import DESIGN_ENV, run_amaranth
 
 from . import ports
-from .design import BUILTIN, Design, DesignError
+from .design import BUILTIN, Design, DesignError, first_line
 from .toolchain import require, verilator_env
 
 __all__ = ["BACKENDS", "VERILOG_SIMS", "BenchError", "missing", "cache_dir", "run_bench",
@@ -390,8 +390,7 @@ def run_bench(backend: str, make_dut, top: str, setup, args: tuple, *,
             raise
         # a design from elsewhere that the tool could not build or run: its own error
         raise DesignError(f"{' '.join(design.options())}: {type(e).__name__}: "
-                          f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-                          ) from None
+                          f"{first_line(e, '')}") from None
     if _timed_out(result) and not (vcd or waves):
         # a hang: run it again with a waveform, and say where it is
         path = _default_waves(top, backend, prefix="hang-")
