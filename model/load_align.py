@@ -427,12 +427,21 @@ def load_align_reference(ub: Buffer, addr: int, dist: LoadDist | str = LoadDist.
 
 # --- StoreAlign ---------------------------------------------------------------------------------
 
+def _store_dist(dist: StoreDist | str | int) -> StoreDist:
+    """The mode named or numbered ``dist``; a number no mode has (D12 leaves 13..15 and
+    17..31 of the 5-bit field unused) is IllegalParameter."""
+    try:
+        return StoreDist[dist] if isinstance(dist, str) else StoreDist(dist)
+    except (KeyError, ValueError):
+        raise IllegalParameter("dist", dist, "not a StoreAlign distribution mode (D12)") from None
+
+
 def store_align(ub: Buffer, addr: int, src: list[np.ndarray] | np.ndarray,
                 dist: StoreDist | str = StoreDist.DIST_NORM, t: str = "b8",
                 mask: np.ndarray | None = None, how: Addressing = Addressing(),
                 vl: int = 256, reg_trait: int = 1) -> int:
     """StoreAlign: write one or two RegTensors to UB; returns the next address (PostUpdate)."""
-    d = StoreDist[dist] if isinstance(dist, str) else StoreDist(dist)
+    d = _store_dist(dist)
     regs = [np.asarray(r, np.uint8).reshape(-1) for r in
             (src if isinstance(src, (list, tuple)) else [src])]
     _check_vl(vl)
@@ -480,7 +489,7 @@ def store_align_reference(ub: Buffer, addr: int, src, dist=StoreDist.DIST_NORM, 
                           mask=None, how: Addressing = Addressing(), vl: int = 256,
                           reg_trait: int = 1) -> int:
     """Byte by byte: for each UB byte of the stored range, which register byte, and its mask bit."""
-    d = StoreDist[dist] if isinstance(dist, str) else StoreDist(dist)
+    d = _store_dist(dist)
     regs = [np.asarray(r, np.uint8).reshape(-1) for r in
             (src if isinstance(src, (list, tuple)) else [src])]
     if mask is None:
