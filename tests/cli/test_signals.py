@@ -178,7 +178,7 @@ def test_a_signal_where_python_drops_its_exception(tmp_path, case):
     lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith("regress [")]
     assert len(lines) == 1 and "stopped by SIGTERM" in lines[0], why
     if how == "fork":
-        assert "STOPPED (interrupted): 0 of 180 scenarios checked" in proc.stdout, why
+        assert "STOPPED (interrupted): 0 of 240 scenarios checked" in proc.stdout, why
         assert [p.name for p in work.iterdir()] == ["r"], why
     else:
         assert list(work.iterdir()) == [], why

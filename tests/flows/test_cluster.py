@@ -53,11 +53,11 @@ def test_a_local_cluster_and_jobs_give_the_same_report(tmp_path):
     assert a.returncode == 0 and b.returncode == 0, a.stderr[-2000:] + b.stderr[-2000:]
     ja, jb = _report(a.stdout), _report(b.stdout)
     assert ja == jb
-    assert ja["scenarios"] == ja["planned"] == 600 and ja["stopped"] is None
+    assert ja["scenarios"] == ja["planned"] == 800 and ja["stopped"] is None
     assert ja["uncovered"] == []
     workers = json.loads(a.stdout.splitlines()[-1])["workers"]
     assert len(workers) == 2 and all(w["worker"].startswith("tcp://127.0.0.1:") for w in workers)
-    assert sum(w["scenarios"] for w in workers) == 600
+    assert sum(w["scenarios"] for w in workers) == 800
     # the text report is the same too, but for the time and the executor the footer names,
     # and the lines naming workers
     def text(out):
@@ -175,9 +175,9 @@ def test_a_signal_prints_the_partial_report_and_exits_128_plus_it(sig, code, tmp
         p.kill()
     assert p.returncode == code, err[-2000:]
     obj = json.loads(out.splitlines()[-1])
-    assert obj["stopped"] == "interrupted" and obj["planned"] == 6000
-    assert 0 < obj["scenarios"] < 6000 and obj["mismatches"] == 0
-    assert f"{obj['scenarios']} of 6000 scenarios checked" in out
+    assert obj["stopped"] == "interrupted" and obj["planned"] == 8000
+    assert 0 < obj["scenarios"] < 8000 and obj["mismatches"] == 0
+    assert f"{obj['scenarios']} of 8000 scenarios checked" in out
     assert "Traceback" not in err
 
 

@@ -44,12 +44,12 @@ def test_regress_json_and_table(tmp_path):
             "--json")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     obj = json.loads(r.stdout.splitlines()[-1])
-    assert obj["scenarios"] == 30 and obj["mismatches"] == 0
+    assert obj["scenarios"] == 40 and obj["mismatches"] == 0
     assert set(obj["coverage"]) == {b for op in ops.regress_default_names() for b in all_bins(op)}
     assert sorted(obj["uncovered"]) == sorted(b for b, n in obj["coverage"].items() if n == 0)
     assert obj["faults_checked"] == sum(o["faults_checked"] for o in obj["ops"])
     assert "tload" in r.stdout and "load-align" in r.stdout and "scenarios" in r.stdout
-    assert "30/30 scenarios" in r.stderr                       # the progress bar's last state
+    assert "40/40 scenarios" in r.stderr                       # the progress bar's last state
     assert (tmp_path / "l1-seed2.bin").stat().st_size == L1_SIZE
 
 

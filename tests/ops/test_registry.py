@@ -14,7 +14,8 @@ def test_the_registry_holds_the_operations_once_each():
                            "program"]
     assert [op.seed_name for op in ops.REGISTRY] == ["TLOAD", "LoadDataWithTranspose",
                                                      "LoadAlign", "StoreAlign", "tile system"]
-    assert ops.regress_default_names() == ["tload", "load-data-with-transpose", "load-align"]
+    assert ops.regress_default_names() == ["tload", "load-data-with-transpose", "load-align",
+                                           "store-align"]
     tops = [t.name for t in ops.tops()]
     assert len(tops) == len(set(tops))
     with pytest.raises(KeyError, match="'bogus' is not an operation"):
@@ -31,10 +32,11 @@ def test_tops_are_the_verilog_listing():
 
 
 def test_coverage_counts_are_those_of_the_report():
-    """149 TLOAD, 76 LoadDataWithTranspose and 115 LoadAlign bins (340 in all), and 32 of
-    the programs of the tile system."""
-    assert coverage.OPS == ("tload", "load-data-with-transpose", "load-align", "program")
-    assert [len(coverage.all_bins(op)) for op in coverage.OPS] == [149, 76, 115, 32]
+    """149 TLOAD, 76 LoadDataWithTranspose, 115 LoadAlign and 94 StoreAlign bins (434 in
+    all), and 32 of the programs of the tile system."""
+    assert coverage.OPS == ("tload", "load-data-with-transpose", "load-align", "store-align",
+                            "program")
+    assert [len(coverage.all_bins(op)) for op in coverage.OPS] == [149, 76, 115, 94, 32]
     for op in coverage.OPS:
         bins = coverage.all_bins(op)
         assert len(bins) == len(set(bins))

@@ -16,7 +16,8 @@ from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult as res_layo
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
 from tilecosim.model.load_align import (WIDTHS, Addressing as MAddr, LoadDist as MLoadDist,
-                                        load_align, store_align)
+                                        StoreDist as MStoreDist, load_align, store_align,
+                                        store_align_geometry)
 from tilecosim.sim.api import pack, stretched, unpack, watchdog
 from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
@@ -24,8 +25,8 @@ from tilecosim.sim.stall import Stall
 from tilecosim.sim.streams import Sink, Source
 
 __all__ = ["AlignCase", "StoreCase", "load_align_setup", "simulate_load_align",
-           "compare_load_align", "store_align_setup", "simulate_store_align",
-           "compare_store_align"]
+           "compare_load_align", "store_align_setup", "store_align_run", "simulate_store_align",
+           "store_footprint", "store_source", "compare_store_align"]
 
 T_LOG = {"b8": 0, "b16": 1, "b32": 2, "b64": 3}
 MODE = {"plain": Addressing.PLAIN, "post_update": Addressing.POST_UPDATE,
@@ -158,10 +159,14 @@ class StoreCase:
     mask: bytes                    # one 0/1 byte per lane
     how: MAddr = MAddr()
     reg_trait: int = 1
+    #: how ``regs`` and ``mask`` were made, as ``tilecosim store-align`` options (its
+    #: reproduce line); () when given as bytes
+    origin: tuple = ()
 
     def payload(self, vl) -> dict:
         r = list(self.regs) + [bytes(vl)] * (2 - len(self.regs))
-        return {"dist": StoreDist[self.dist].value, "t": T_LOG[self.t], "addr": self.addr,
+        dist = self.dist if isinstance(self.dist, int) else StoreDist[self.dist].value
+        return {"dist": dist, "t": T_LOG[self.t], "addr": self.addr,
                 "mode": MODE[self.how.kind], "value": self.how.value, "reg_trait": self.reg_trait,
                 "src0": int.from_bytes(r[0], "little"), "src1": int.from_bytes(r[1], "little"),
                 "mask": sum(1 << k for k, b in enumerate(self.mask) if b)}
@@ -214,29 +219,77 @@ def store_align_setup(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_
                              out), out
 
 
+def store_align_run(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
+                    p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None,
+                    backend: str = "amaranth", waves: str | None = None,
+                    timing: dict | None = None, design: Design = BUILTIN) -> dict:
+    """Run StoreAligns through the unit (``design``) on ``backend``: a dict with the final
+    UB image ``mem``, the ``results`` (next address, fault), the ``accept`` and ``out``
+    cycles, ``timed_out`` and, after a hang, the ``waveform`` written."""
+    return run_bench(backend, lambda: design.make(lambda: StoreAlignUnit(vl=vl), {}),
+                     "store_align_unit", store_align_setup,
+                     (list(cases), ub, vl, seed, p_op, p_ready), vcd=vcd, waves=waves,
+                     timing=timing, key=repr((vl, ub.size)), design=design)
+
+
 def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
                          p_op: float = 1.0, p_ready: float = 1.0, vcd: str | None = None,
                          backend: str = "amaranth", waves: str | None = None,
                          timing: dict | None = None, design: Design = BUILTIN):
-    """Run StoreAligns through the unit (``design``) on ``backend``; returns (final UB
-    image, results, timed_out).  ``timing``, when given, also receives the cycle of every
-    accept and result (``accept``, ``out``)."""
-
-    out = run_bench(backend, lambda: design.make(lambda: StoreAlignUnit(vl=vl), {}),
-                    "store_align_unit", store_align_setup,
-                    (list(cases), ub, vl, seed, p_op, p_ready), vcd=vcd, waves=waves,
-                    timing=timing, key=repr((vl, ub.size)), design=design)
+    """:func:`store_align_run`'s (final UB image, results, timed_out); ``timing``, when
+    given, also receives the cycle of every accept and result (``accept``, ``out``)."""
+    out = store_align_run(cases, ub, vl, seed, p_op, p_ready, vcd, backend, waves, timing,
+                          design)
     if timing is not None:
         timing.update(accept=out["accept"], out=out["out"])
     return out["mem"], out["results"], out["timed_out"]
 
 
+def store_footprint(c: StoreCase, vl: int = 256) -> tuple[int, int, int]:
+    """(effective address, bytes, bytes of the mode's element) of the UB range a legal
+    ``c`` writes."""
+    d = MStoreDist[c.dist] if isinstance(c.dist, str) else MStoreDist(c.dist)
+    size = WIDTHS[c.t]
+    ea = c.addr + (c.how.value * size if c.how.kind == "addr_reg" else 0)
+    if c.reg_trait == 2:
+        return ea, 2 * vl, size
+    n, _ = store_align_geometry(d, c.t, vl)
+    return ea, n, d.width or size
+
+
+def store_source(c: StoreCase, k: int, vl: int = 256) -> str:
+    """The register byte that byte ``k`` of a legal ``c``'s write comes from, as register,
+    element and byte (seed 003's StoreDist table)."""
+    size = WIDTHS[c.t]
+    if c.reg_trait == 2:
+        half = size // 2
+        el, kk = divmod(k, size)
+        return f"element {el} (b{8 * size}) byte {kk}: src{kk // half} byte {el * half + kk % half}"
+    d = MStoreDist[c.dist] if isinstance(c.dist, str) else MStoreDist(c.dist)
+    w = d.width or size
+    if d.family == "PACK4":
+        reg, el, byte = 0, k, 0
+    elif d.family == "PACK":
+        reg, (el, byte) = 0, divmod(k, w // 2)
+    elif d.family == "INTLV":
+        e, byte = divmod(k, w)
+        reg, el = e % 2, e // 2
+    else:                                   # NORM, FIRST_ELEMENT
+        reg, (el, byte) = 0, divmod(k, w)
+    return f"src{reg} element {el} (b{8 * w}) byte {byte}"
+
+
 def compare_store_align(cases, ub: np.ndarray, final: np.ndarray, results, timed_out,
-                        vl: int = 256) -> list[str]:
-    """Replay the stores on the model and compare the UB images, next addresses and faults."""
-    problems = ["the unit did not return every result within 10 cycles per op + 100"] \
-        if timed_out else []
+                        vl: int = 256, waveform: str | None = None) -> list[str]:
+    """Replay the stores on the model and compare the UB images, next addresses and faults,
+    one line each (empty: all equal).  A UB byte that differs is named by the op whose
+    write covers it in the model (the last one), its byte and element in that write."""
+    problems = []
+    if timed_out:
+        problems.append("the unit did not return every result within 10 cycles per op + 100"
+                        + (f"; waveform: {waveform}" if waveform else ""))
     buf = Buffer("UB", ub.copy())
+    owner = np.full(ub.size, -1, np.int64)
     for i, (c, got) in enumerate(zip(cases, results)):
         regs = [np.frombuffer(r, np.uint8) for r in c.regs]
         mask = np.frombuffer(c.mask, np.uint8).astype(bool)
@@ -247,14 +300,25 @@ def compare_store_align(cases, ub: np.ndarray, final: np.ndarray, results, timed
                 problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault {got[1]} from the "
                                 f"unit, {f.code} ({f}) from the model")
             continue
+        ea, n, _ = store_footprint(c, vl)
+        owner[ea:ea + n] = i
         if got[1]:
             problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault {got[1]} from the unit, "
                             f"none from the model")
         elif c.how.kind == "post_update" and got[0] != nxt:
-            problems.append(f"op {i}: next_addr {got[0]:#x}, model {nxt:#x}")
+            problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: next_addr {got[0]:#x}, "
+                            f"model {nxt:#x}")
     diff = np.nonzero(buf.data != final)[0]
     if diff.size:
         b = int(diff[0])
-        problems.append(f"UB byte {b:#x}: expected {buf.data[b]:#04x}, got {final[b]:#04x} "
-                        f"({diff.size} bytes differ)")
+        what = (f"UB byte {b:#x}: expected {buf.data[b]:#04x}, got {final[b]:#04x} "
+                f"({diff.size} bytes differ)")
+        i = int(owner[b])
+        if i < 0:
+            problems.append(f"{what}; no op writes it")
+        else:
+            c = cases[i]
+            ea, n, _ = store_footprint(c, vl)
+            problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: {what}; byte {b - ea} of "
+                            f"its {n}-byte write, {store_source(c, b - ea, vl)}")
     return problems
