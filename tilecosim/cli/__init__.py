@@ -21,7 +21,7 @@ from tilecosim.cleanup import PENDING, private_tmp, stoppable, stopping
 from tilecosim.model.asm import AsmError, RegisterError
 
 from . import (bench, contract, demo, draw, formal, load_align, load_data_with_transpose,
-               mutation, regress, tload, verilog)
+               mutation, regress, store_align, tload, verilog)
 from .common import EXIT_OK, EXIT_USAGE, FMT, Parser, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -38,6 +38,7 @@ examples:
   tilecosim load-data-with-transpose --dtype int8 --repeat-times 3 --src-stride 1 \\
       --dst-gap 1 --dst-bytes 4096
   tilecosim load-align --dist DIST_US_B16 --dtype b16 --addr 64
+  tilecosim store-align --dist DIST_PACK_B32 --dtype b32 --addr 64
   tilecosim contract load-align --lang systemverilog
   tilecosim demo
 
@@ -50,7 +51,7 @@ exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage 
 
 
 #: the subcommand groups, in the order of ``tilecosim --help``
-GROUPS = (tload, load_data_with_transpose, load_align, regress, contract, draw, bench, verilog,
+GROUPS = (tload, load_data_with_transpose, load_align, store_align, regress, contract, draw, bench, verilog,
           mutation, formal, demo)
 
 

@@ -35,20 +35,26 @@ dst1 for dual modes) as uint8 arrays of VL bytes.
 """
 
 
-def dist_arg(text):
-    """A LoadDist by name, or the raw code of the 5-bit field, 0..31 (a code no mode has
-    faults IllegalParameter: how regress reproduces such a scenario)."""
-    if text.strip().isdigit():
-        code = int(text)
-        if not 0 <= code < 32:
-            raise argparse.ArgumentTypeError(f"--dist {text!r}: a code is 0..31 (5 bits)")
-        return LoadDist(code) if code in LoadDist._value2member_map_ else code
-    key = text.upper()
-    key = key if key.startswith("DIST_") else "DIST_" + key
-    if key not in LoadDist.__members__:
-        raise argparse.ArgumentTypeError(f"--dist {text!r} is not a LoadDist (e.g. DIST_NORM, "
-                                         f"DIST_US_B16, DIST_DINTLV_B8)")
-    return LoadDist[key]
+def mode_arg(modes, what: str, examples: str):
+    """An argument type: a mode of ``modes`` by name (``DIST_`` optional, any case), or the
+    raw code of the 5-bit field, 0..31 (a code no mode has faults IllegalParameter: how
+    regress reproduces such a scenario)."""
+    def conv(text):
+        if text.strip().isdigit():
+            code = int(text)
+            if not 0 <= code < 32:
+                raise argparse.ArgumentTypeError(f"--dist {text!r}: a code is 0..31 (5 bits)")
+            return modes(code) if code in modes._value2member_map_ else code
+        key = text.upper()
+        key = key if key.startswith("DIST_") else "DIST_" + key
+        if key not in modes.__members__:
+            raise argparse.ArgumentTypeError(f"--dist {text!r} is not a {what} (e.g. "
+                                             f"{examples})")
+        return modes[key]
+    return conv
+
+
+dist_arg = mode_arg(LoadDist, "LoadDist", "DIST_NORM, DIST_US_B16, DIST_DINTLV_B8")
 
 
 def _dist_name(dist):
