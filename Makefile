@@ -106,10 +106,14 @@ regress-designs: $(STAMP)
 	    --dut examples/designs/load_align_unit.sv --out build/regress-designs/load-align --json
 	$(BIN)/tilecosim regress --backend verilator --ops tload --count 10000 --seed 1 \
 	    --dut examples/designs/tload_engine_bytewise.v --out build/regress-designs/tload --json
+	$(BIN)/tilecosim regress --backend verilator --ops store-align --count 10000 --seed 1 \
+	    --dut examples/designs/store_align_unit.sv --out build/regress-designs/store-align --json
 	$(BIN)/tilecosim regress --backend icarus --ops load-align --count 1000 --seed 1 \
 	    --dut examples/designs/load_align_unit.sv --out build/regress-designs/load-align-icarus --json
 	$(BIN)/tilecosim regress --backend icarus --ops tload --count 1000 --seed 1 \
 	    --dut examples/designs/tload_engine_bytewise.v --out build/regress-designs/tload-icarus --json
+	$(BIN)/tilecosim regress --backend icarus --ops store-align --count 1000 --seed 1 \
+	    --dut examples/designs/store_align_unit.sv --out build/regress-designs/store-align-icarus --json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -37,6 +37,28 @@ def test_the_example_design_passes_regress(tmp_path, backend, count):
     assert row["cycles"] / row["ideal_cycles"] > 2.5
 
 
+STORE_EXAMPLE = ROOT / "examples" / "designs" / "store_align_unit.sv"
+
+
+@pytest.mark.parametrize("backend,count", [("icarus", 300),
+                                           pytest.param("verilator", 600, marks=SLOW)])
+def test_the_store_example_passes_regress(tmp_path, backend, count):
+    r = run("regress", "--ops", "store-align", "--backend", backend, "--count", str(count),
+            "--seed", "1", "--jobs", "2", "--out", str(tmp_path / "out"), "--json",
+            "--dut", str(STORE_EXAMPLE))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    got = json.loads(r.stdout.splitlines()[-1])
+    row = got["ops"][0]
+    assert (got["mismatches"], row["scenarios"], row["covered"]) == (0, count, row["bins"])
+    assert got["design"] == "store_align_unit (store_align_unit.sv)"
+    assert row["cycles"] / row["ideal_cycles"] == pytest.approx(3, abs=0.05)   # its timing
+    one = run("store-align", "--dist", "DIST_INTLV_B32", "--dtype", "b32", "--addr", "64",
+              "--src-seed", "5", "--mask", "random", "--backend", backend,
+              "--dut", str(STORE_EXAMPLE))
+    assert one.returncode == 0, one.stderr
+    assert f"{backend}: match, result 2 cycles after the op was accepted" in one.stdout
+
+
 def test_regress_finds_the_one_line_bug_and_its_reproduce_line_fails_alone(tmp_path):
     r, got = _regress(tmp_path, "--dut", str(BUGGY), backend="icarus")
     assert r.returncode == 1, r.stderr[-2000:]
@@ -171,7 +193,8 @@ def test_an_amaranth_design_that_does_not_elaborate_is_one_line(tmp_path):
     pytest.param("tload", "tload_engine", 32, marks=SLOW),
     pytest.param("tload", "tload_engine_w64", 64, marks=SLOW),
     pytest.param("load-data-with-transpose", "l1l0_engine", 32, marks=SLOW),
-    pytest.param("load-data-with-transpose", "l1l0_engine_w128", 128, marks=SLOW)])
+    pytest.param("load-data-with-transpose", "l1l0_engine_w128", 128, marks=SLOW),
+    pytest.param("store-align", "store_align_unit", 32, marks=SLOW)])
 def test_the_projects_own_engines_passed_back_give_the_built_in_report(tmp_path, op, top,
                                                                         width):
     """Each engine's Verilog from ``tilecosim verilog``, as a design from elsewhere: the
@@ -255,7 +278,8 @@ def test_code_coverage_is_over_the_designs_own_hierarchy(tmp_path):
 
 @pytest.mark.parametrize("op,spec", [("tload", "tilecosim.hdl.tload.engine:TLoadEngine"),
                                      ("load-data-with-transpose",
-                                      "tilecosim.hdl.l1l0.engine:L1L0Engine")])
+                                      "tilecosim.hdl.l1l0.engine:L1L0Engine"),
+                                     ("store-align", "tilecosim.hdl.align.store:StoreAlignUnit")])
 def test_each_engine_takes_an_amaranth_design(tmp_path, op, spec):
     """The built-in class named as a design from elsewhere runs the Python-driven bench of
     each operation with the results and cycles of the built-in path."""
