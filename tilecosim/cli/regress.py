@@ -248,8 +248,9 @@ def run_and_report(args) -> int:
     design = getattr(args, "design", BUILTIN)
     rows, hits, uncovered, na = summarize(run.drawn, run.outcomes, run.perf, design)
     for r in rows:
-        r["classes"] = {cls: {"cycles": c, "ideal_cycles": i}
-                        for cls, (c, i) in run.classes.get(r["op"], {}).items()}
+        r["classes"] = {cls: {"cycles": c, "ideal_cycles": i, "fill_cycles": f,
+                              "of_fill_bound": round((i + f) / c, 4) if c else None}
+                        for cls, (c, i, f) in run.classes.get(r["op"], {}).items()}
     fails = [o for o in run.outcomes if not o.ok]
     if fails and not sig:
         print(f"tilecosim regress: re-running the first {min(len(fails), WAVES_PER_RUN)} "
@@ -271,12 +272,15 @@ def run_and_report(args) -> int:
               f"{ratio:>12} {r['covered']:>4}/{r['bins']:<4}")
     for r in rows:
         per = [f"{cls} {v['cycles'] / v['ideal_cycles']:.2f}"
+               + (f" ({v['of_fill_bound']:.2f} of its fill bound)" if v["fill_cycles"] else "")
                for cls, v in r["classes"].items() if v["ideal_cycles"]]
         if per:
             print(f"  {r['op']} cycles/ideal by class: " + ", ".join(per))
     print(f"design {design.label()}, backend {args.backend}, W = {width}, seed {args.seed}, {checked} "
           f"scenarios in {run.seconds:.0f} s ({_executor(args)}); cycles/ideal over the batches "
-          f"without back-pressure; faults = faulting scenarios whose fault code was checked")
+          f"without back-pressure; of its fill bound: (ideal + the fill of each transposing "
+          f"instruction, D14) / cycles, above 1 where a fill overlaps the instruction before; "
+          f"faults = faulting scenarios whose fault code was checked")
     if uncovered:
         print(f"uncovered bins ({len(uncovered)}): " + ", ".join(uncovered[:20])
               + (" ..." if len(uncovered) > 20 else ""))

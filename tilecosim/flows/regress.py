@@ -124,7 +124,7 @@ class BatchResult:
     cycles: int = 0              # stall-free batches only
     ideal: int = 0
     waveform: str | None = None
-    classes: dict = dataclasses.field(default_factory=dict)   # class -> [cycles, ideal]
+    classes: dict = dataclasses.field(default_factory=dict)   # class -> [cycles, ideal, fill]
 
 
 def image_files(out_dir: Path, seed: int) -> dict:
@@ -369,7 +369,8 @@ class RegressRun:
     stopped: str | None = None   # None: complete; else why it stopped ("interrupted", an error)
     jobs: list = dataclasses.field(default_factory=list)   # per job finished: {"op", "batches",
     #                              "scenarios", "worker", "seconds"}, in the order they finished
-    classes: dict = dataclasses.field(default_factory=dict)   # op -> class -> [cycles, ideal]
+    classes: dict = dataclasses.field(default_factory=dict)   # op -> class -> [cycles, ideal,
+    #                                                              fill]
     #                              of the batches without back-pressure
 
 
@@ -424,10 +425,10 @@ def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, 
                 outcomes += r.outcomes
                 perf[work[k][0]][0] += r.cycles
                 perf[work[k][0]][1] += r.ideal
-                for cls, (c, i) in r.classes.items():
-                    row = classes.setdefault(work[k][0], {}).setdefault(cls, [0, 0])
-                    row[0] += c
-                    row[1] += i
+                for cls, counts in r.classes.items():
+                    row = classes.setdefault(work[k][0], {}).setdefault(cls, [0, 0, 0])
+                    for j, v in enumerate(counts):
+                        row[j] += v
                 n += len(r.outcomes)
                 bad += sum(not o.ok for o in r.outcomes)
             done += n

@@ -36,22 +36,28 @@ class Outcome:
     waveform: str | None = None
     cycles: int = 0
     ideal: int = 0
-    classes: dict = field(default_factory=dict)     # class -> [cycles, ideal] (:func:`by_class`)
+    #: class -> [cycles, ideal, fill] (:func:`by_class`)
+    classes: dict = field(default_factory=dict)
 
 
-def by_class(classes: list, accepts: list, ends: list, ideals: list) -> dict:
-    """class -> [cycles, ideal cycles] of a batch: scenario i, of class ``classes[i]``, is
-    given the cycles from the previous scenario's end (the first: from its accept) to its
-    own end, so that the classes' cycles add up to the batch's; ``ideals[i]`` its ideal
-    cycles.  Empty when the bench did not see every end."""
+def by_class(classes: list, accepts: list, ends: list, ideals: list,
+             fills: list | None = None) -> dict:
+    """class -> [cycles, ideal cycles, fill cycles] of a batch: scenario i, of class
+    ``classes[i]``, is given the cycles from the previous scenario's end (the first: from
+    its accept) to its own end, so that the classes' cycles add up to the batch's;
+    ``ideals[i]`` its ideal cycles (one beat a cycle), ``fills[i]`` the cycles its engine
+    must wait before its first beat can leave (D14: a transposing layout's S source rows;
+    none given: 0), so that ideal + fill is its single-instruction fill bound.  Empty when
+    the bench did not see every end."""
     if not accepts or len(ends) < len(classes):
         return {}
     out: dict = {}
     prev = accepts[0] - 1
-    for cls, end, ideal in zip(classes, ends, ideals):
-        row = out.setdefault(cls, [0, 0])
+    for cls, end, ideal, fill in zip(classes, ends, ideals, fills or [0] * len(classes)):
+        row = out.setdefault(cls, [0, 0, 0])
         row[0] += end - prev
         row[1] += ideal
+        row[2] += fill
         prev = end
     return out
 

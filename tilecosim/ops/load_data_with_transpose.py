@@ -102,6 +102,16 @@ def _engine(width: int):
     return make
 
 
+#: element bits -> the rows of the transposer's square (S): a b32 square goes as 8x8 quarters
+FILL_ROWS = {4: 64, 8: 32, 16: 16, 32: 8}
+
+
+def ldt_fill(dtype: str, width: int) -> int:
+    """The cycles before a call's first L0 line can leave (D14): the S rows of the
+    transposer's square (:data:`FILL_ROWS`) arrive in S x 32 / W reads of W bytes."""
+    return FILL_ROWS[LDT_DTYPES[dtype]] * 32 // width
+
+
 class LoadDataWithTranspose(Operation):
     name = "load-data-with-transpose"
     seed_name = "LoadDataWithTranspose"
@@ -269,7 +279,9 @@ The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
         ideals = [c.params.repeat_times * SQUARES[LDT_DTYPES[c.params.dtype]].bytes
                   // self.width if _model_fault(c) is None else 0 for c in items]
         classes = by_class([c.params.dtype if _model_fault(c) is None else "fault"
-                            for c in items], res.accept, res.done, ideals)
+                            for c in items], res.accept, res.done, ideals,
+                           [ldt_fill(c.params.dtype, self.width) if ideals[i] else 0
+                            for i, c in enumerate(items)])
         return Outcome(by_index, res.waveform if res.timed_out else None, res.cycles or 0,
                        sum(ideals), classes)
 

@@ -105,6 +105,26 @@ def _transpose(profile: str = "finite"):
     return SquareTranspose()
 
 
+def transpose_fill(layout: TLoadLayout, esize: int, width: int,
+                   minor: int | None = None) -> int:
+    """The cycles before a transposing TLOAD's first beat can leave (D14), 0 for the other
+    layouts: the S = 32 / esize source rows of its first square, of which a W-byte read
+    brings W / ``minor`` from a source whose rows (an ND source's; a DN source's columns)
+    hold ``minor`` bytes: S x min(minor, W) / W reads, at least 1 (S when ``minor`` is not
+    given)."""
+    if not layout.transposing:
+        return 0
+    side = 32 // esize
+    return side if minor is None else max(1, side * min(minor, width) // width)
+
+
+def tload_fill(p: TLoadParams, width: int) -> int:
+    """:func:`transpose_fill` of the TLOAD ``p``: its source rows hold ValidCol (an ND
+    source) or ValidRow (a DN source) elements."""
+    minor = (p.valid_row if p.layout.source_dn else p.valid_col) * p.esize
+    return transpose_fill(p.layout, p.esize, width, minor)
+
+
 class TLoad(Operation):
     name = "tload"
     seed_name = "TLOAD"
@@ -276,7 +296,8 @@ writes out, one completion per instruction.
                                else str(mism[0]))
         classes = by_class([p.layout.name if ideals[i] else "fault"
                             for i, p in enumerate(items)], res.accept_cycles, res.done_cycles,
-                           ideals)
+                           ideals, [tload_fill(p, self.width) if ideals[i] else 0
+                                    for i, p in enumerate(items)])
         return Outcome(problems, res.waveform if res.timed_out else None, res.cycles or 0,
                        ideal, classes)
 

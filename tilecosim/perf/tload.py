@@ -21,6 +21,7 @@ from amaranth.back import rtlil
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.tload import TLoadLayout, TLoadParams
 from tilecosim.sim.benches.tload import SimConfig, run_and_compare
+from tilecosim.ops.tload import transpose_fill
 from tilecosim.sim.runner import cache_dir
 
 __all__ = ["shape_for", "fill_bound", "bench_case", "stream_case", "narrow_case", "NARROW",
@@ -80,9 +81,7 @@ def fill_bound(layout: TLoadLayout, esize: int, size: int, width: int,
     if not layout.transposing:
         return None
     beats = size // width
-    side = 32 // esize
-    fill = side if minor_bytes is None else max(1, side * min(minor_bytes, width) // width)
-    return beats / (beats + fill)
+    return beats / (beats + transpose_fill(layout, esize, width, minor_bytes))
 
 
 def bench_case(layout: TLoadLayout, esize: int, size: int, width: int = 32) -> dict:

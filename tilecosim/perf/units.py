@@ -13,13 +13,12 @@ import numpy as np
 from tilecosim.model.load_align import LoadDist
 from tilecosim.model.load_data import LDT_DTYPES, SQUARES, LoadData2dTransposeParams
 
+from tilecosim.ops.load_data_with_transpose import FILL_ROWS, ldt_fill
 from tilecosim.sim.benches.align import AlignCase, compare_load_align, simulate_load_align
 from tilecosim.sim.benches.load_data_with_transpose import LdtCall, run_and_compare_l1l0
 
 __all__ = ["l1l0_case", "l1l0_table", "load_align_figures", "FILL_ROWS"]
 
-#: element bits -> the rows of the transposer's square (S): a b32 square goes as 8x8 quarters
-FILL_ROWS = {4: 64, 8: 32, 16: 16, 32: 8}
 
 
 def l1l0_case(dt: str, r: int, width: int = 32) -> dict:
@@ -34,7 +33,7 @@ def l1l0_case(dt: str, r: int, width: int = 32) -> dict:
         raise RuntimeError(f"L1->L0 {dt} x{r} at W = {width}: {problems}")
     ideal = r * sq.bytes // width
     eff = ideal / res.cycles
-    fill = FILL_ROWS[LDT_DTYPES[dt]] * 32 // width
+    fill = ldt_fill(dt, width)
     return {"dtype": dt, "repeat": r, "width": width, "cycles": res.cycles, "ideal": ideal,
             "efficiency": round(eff, 4), "fill_bound": round(ideal / (ideal + fill), 4),
             "of_fill_bound": round(eff * (ideal + fill) / ideal, 4),

@@ -229,7 +229,7 @@ def _field_note(f: Field) -> str:
 def _header(c: Contract, lang: str) -> list[str]:
     at = f", W = {c.width}" if c.width else ""
     return [f"// {c.module}: a design for tilecosim's {c.op} operation{at}, with the ports of",
-            f"// its port contract (docs/contract.md: handshakes, reset, ordering, faults).",
+            "// its port contract (docs/contract.md: handshakes, reset, ordering, faults).",
             f"// Written by `tilecosim contract {c.op}"
             f"{f' --width {c.width}' if c.width else ''} --lang {lang}`.",
             "// tilecosim refuses a design whose ports differ from these in name, direction or",
