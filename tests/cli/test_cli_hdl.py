@@ -94,6 +94,20 @@ def test_tload_on_the_verilog_simulators(sim):
 FST_MAGIC = bytes(7) + b"\x01"        # an FST file opens with its header block (type 0, length 329)
 
 
+def test_icarus_writes_vcd_or_fst_as_the_file_is_named(tmp_path):
+    """VCD by default on Icarus (regress's mismatch waveforms are .vcd), FST when asked."""
+    args = ["store-align", "--dist", "DIST_NORM_B8", "--dtype", "b8", "--addr", "0",
+            "--backend", "icarus", "--waves"]
+    vcd, fst = tmp_path / "a.vcd", tmp_path / "b.fst"
+    for path in (vcd, fst):
+        r = run(*args, str(path))
+        assert r.returncode == 0 and f"waveform: {path}" in r.stdout, r.stderr
+    text = vcd.read_text()
+    assert text.startswith("$date") and "$scope module store_align_unit $end" in text
+    assert "$enddefinitions $end" in text and "\n#1" in text        # time advanced
+    assert fst.read_bytes()[:8] == FST_MAGIC
+
+
 @pytest.mark.parametrize("sim", ["icarus", slow("verilator")])
 def test_load_data_with_transpose_and_load_align_on_the_verilog_simulators(sim, tmp_path):
     """Same JSON as amaranth (cycles included); --waves writes an FST file.  (Verilator in

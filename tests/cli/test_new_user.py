@@ -160,7 +160,7 @@ def test_an_unwritable_vcd_is_one_line_without_a_coroutine_warning():
 
 @pytest.mark.parametrize("argv,needle", [
     (["--backend", "verilator", "--waves", "x.vcd"], "--waves 'x.vcd': the file name must end in .fst"),
-    (["--backend", "icarus", "--waves", "x.VCD"], "--waves 'x.VCD': the file name must end in .fst"),
+    (["--backend", "icarus", "--waves", "x.wlf"], "--waves 'x.wlf': the file name must end in .vcd or .fst"),
     (["--backend", "amaranth", "--vcd", "x.fst"], "--vcd 'x.fst': the file name must end in .vcd"),
 ])
 def test_a_waveform_is_named_after_its_format(argv, needle, tmp_path, monkeypatch):

@@ -32,7 +32,7 @@ from tilecosim.model.tload import LCFR
 from tilecosim.sim.design import (BUILTIN, DesignError, amaranth_design, check as check_design,
                                   read_supports, supports_beside, verilog_design)
 from tilecosim.sim.ports import probe
-from tilecosim.sim.runner import BenchError
+from tilecosim.sim.runner import BenchError, wave_suffixes
 from tilecosim.sim.waves import write_gtkw
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
@@ -131,9 +131,15 @@ def add_hdl_options(p, tload: bool = True, transpose: bool = True, width: bool |
         g.add_argument("--transpose", choices=("square", "naive"), default="square",
                        help="transpose unit: one square, alternating orientation (default) "
                             "or naive")
+    add_wave_options(g)
+
+def add_wave_options(g) -> None:
+    """``--vcd`` (amaranth) and ``--waves`` (icarus: VCD or FST; verilator: FST)."""
     g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
-    g.add_argument("--waves", metavar="FILE.fst",
-                   help="icarus, verilator: write an FST waveform of the run")
+    g.add_argument("--waves", metavar="FILE.vcd|FILE.fst",
+                   help="icarus: write a VCD (or, named .fst, an FST) waveform of the run; "
+                        "verilator: an FST one")
+
 
 def add_regs(p):
     p.add_argument("--reg", action="append", default=[], metavar="NAME=VALUE",
@@ -313,14 +319,16 @@ def check_waves(args):
         opt = "--vcd" if args.vcd else "--waves"
         raise UsageError(f"{opt} needs an HDL backend (--backend amaranth, icarus or verilator)")
     if args.vcd and args.backend != "amaranth":
-        raise UsageError(f"--vcd is for --backend amaranth; {args.backend} writes FST with "
-                         f"--waves FILE.fst")
+        raise UsageError(f"--vcd is for --backend amaranth; {args.backend} writes with "
+                         f"--waves FILE{'.vcd or FILE.fst' if args.backend == 'icarus' else '.fst'}")
     if args.waves and args.backend == "amaranth":
         raise UsageError("--waves is for --backend icarus or verilator; amaranth writes VCD "
                          "with --vcd FILE")
     check_writable("--vcd", args.vcd, (".vcd",), "Amaranth's simulator writes VCD")
-    check_writable("--waves", args.waves, (".fst",),
-                   f"{args.backend} writes FST; GTKWave's fst2vcd converts it to VCD")
+    if args.waves:
+        check_writable("--waves", args.waves, wave_suffixes(args.backend),
+                       "icarus writes VCD or FST" if args.backend == "icarus" else
+                       f"{args.backend} writes FST; GTKWave's fst2vcd converts it to VCD")
 
 def make_dir(opt: str, path: str) -> Path:
     """Create an output directory, or a usage error naming the option: "is a file" when

@@ -15,7 +15,8 @@ from tilecosim.sim.benches.align import (AlignCase, AlignResult, compare_load_al
 from tilecosim import ops
 from tilecosim.ops.load_align import VL
 
-from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_dut_options, any_int,
+from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_dut_options,
+                     add_wave_options, any_int,
                      backend_errors, check_waves, check_writable, design_of, emit_json,
                      exit_status, image_or_ramp, int_arg, quote_argv, report_fault, usage_from,
                      wave_lines, write_npz)
@@ -95,9 +96,7 @@ def add_parsers(sub) -> dict:
                    help="2: RegTraitNumTwo (b64 / complex32 split over two registers)")
     p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
     g = p.add_argument_group("HDL backends")
-    g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
-    g.add_argument("--waves", metavar="FILE.fst",
-                   help="icarus, verilator: write an FST waveform of the run")
+    add_wave_options(g)
     p.add_argument("--model", choices=("fast", "reference"), default="fast",
                    help="golden implementation: vectorized (default) or the seed's loops")
     p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")

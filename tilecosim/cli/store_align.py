@@ -20,6 +20,7 @@ from tilecosim.ops.load_align import VL
 from tilecosim.ops.store_align import MASKS, registers_needed, store_sources
 
 from .common import (BACKEND_HELP, BACKENDS, FMT, MAX_MEM_SIZE, UsageError, add_dut_options,
+                     add_wave_options,
                      any_int, backend_errors, check_waves, check_writable, design_of, emit_json,
                      exit_status, int_arg, quote_argv, read_file, report_fault, seed_arg,
                      usage_from, wave_lines, write_file)
@@ -81,9 +82,7 @@ def add_parsers(sub) -> dict:
                    help="2: RegTraitNumTwo (b64 / complex32 split over two registers)")
     p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
     g = p.add_argument_group("HDL backends")
-    g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
-    g.add_argument("--waves", metavar="FILE.fst",
-                   help="icarus, verilator: write an FST waveform of the run")
+    add_wave_options(g)
     p.add_argument("--model", choices=("fast", "reference"), default="fast",
                    help="golden implementation: vectorized (default) or byte by byte")
     p.add_argument("--out", metavar="FILE.bin", help="write UB after the store (raw bytes)")

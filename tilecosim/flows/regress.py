@@ -468,7 +468,7 @@ WAVES_PER_RUN = 3
 def mismatch_waves(run: RegressRun, backend: str, seed: int, out_dir: Path, width: int = 32,
                    design: Design = BUILTIN, limit: int = WAVES_PER_RUN) -> list:
     """Re-run each of the first ``limit`` failures of ``run`` alone, with the bench seed and
-    back-pressure of its batch, writing a waveform (VCD on Amaranth, FST on Icarus and
+    back-pressure of its batch, writing a waveform (VCD on Amaranth and Icarus, FST on
     Verilator) into ``out_dir``; its path goes into the outcome's ``waveform``.  Returns the
     outcomes given a waveform.  A failure that only fails back to back with its batch, or
     whose operation cannot run one scenario alone with waves, gets none."""
@@ -476,7 +476,7 @@ def mismatch_waves(run: RegressRun, backend: str, seed: int, out_dir: Path, widt
     items = {(op, s.index): s.item for op, scs in run.drawn.items() for s in scs}
     for o in [o for o in run.outcomes if not o.ok and o.bench_seed is not None][:limit]:
         operation = ops.get(o.op).at_width(width).with_design(design)
-        suffix = ".vcd" if backend == "amaranth" else ".fst"
+        suffix = runner.WAVE_SUFFIX[backend]
         path = (out_dir / f"mismatch-{o.op}-{o.index}{suffix}").resolve()
         try:
             if operation.waveform(items[(o.op, o.index)], backend, operation.image(seed),

@@ -211,12 +211,12 @@ class Operation:
     @staticmethod
     def wave_option(backend: str, path: str) -> dict:
         """The bench's keyword for a waveform at ``path``: ``vcd`` on Amaranth's simulator,
-        ``waves`` (FST) on Icarus and Verilator."""
+        ``waves`` on Icarus and Verilator (the format is the path's suffix)."""
         return {"vcd": path} if backend == "amaranth" else {"waves": path}
 
     def waveform(self, item, backend: str, image, seed: int, stall: float, path: str) -> bool:
         """Run ``item`` alone as :meth:`run` would, writing a waveform to ``path`` (VCD on
-        Amaranth, FST on Icarus and Verilator); False when the operation cannot."""
+        Amaranth and Icarus, FST on Verilator); False when the operation cannot."""
         return False
 
     def harness_args(self) -> dict:

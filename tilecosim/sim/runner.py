@@ -177,9 +177,29 @@ def _sim_env(sim: str) -> None:
         os.environ["MAKEFLAGS"] = f"CFG_CXXFLAGS_PCH_I=-include {VERILATOR_MAKE}"
 
 
-def _runner(sim: str):
+#: the waveform format each simulator writes by default (Icarus writes FST too, given a
+#: ``.fst`` path; Verilator's build traces FST only)
+WAVE_SUFFIX = {"amaranth": ".vcd", "icarus": ".vcd", "verilator": ".fst"}
+
+
+def wave_suffixes(backend: str) -> tuple[str, ...]:
+    """The waveform file suffixes ``backend`` writes, its default first."""
+    return {"icarus": (".vcd", ".fst")}.get(backend, (WAVE_SUFFIX[backend],))
+
+
+def _runner(sim: str, vcd: bool = False):
     # optional dependency (cocotb, the test extra): imported only when a Verilog simulator runs
-    from cocotb_tools.runner import Verilator, get_runner
+    from cocotb_tools.runner import Icarus, Verilator, get_runner
+    if sim == "icarus":
+        class _Icarus(Icarus):
+            """cocotb's Icarus runner, writing VCD instead of FST when ``vcd`` (vvp's
+            ``-vcd`` in place of the ``-fst`` cocotb passes for waves)."""
+            def _test_command(self):
+                cmds = super()._test_command()
+                if vcd:
+                    cmds[0] = ["-vcd" if a == "-fst" else a for a in cmds[0]]
+                return cmds
+        return _Icarus()
     if sim != "verilator":
         return get_runner(sim)
 
@@ -336,13 +356,13 @@ def to_verilog(make_dut, top: str, key: str | None = None) -> str:
 
 
 def _default_waves(top: str, backend: str, prefix: str = "") -> Path:
-    """Where WAVES=1 puts a run's FST: ``$TILECOSIM_WAVES_DIR`` (default ``build/waves``),
+    """Where WAVES=1 puts a run's waveform (:data:`WAVE_SUFFIX`): ``$TILECOSIM_WAVES_DIR`` (default ``build/waves``),
     named after the pytest test that runs it (or the top), never overwriting another."""
     test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
     name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", test.split("::", 1)[-1]) if test else top
     wdir = Path(os.environ.get("TILECOSIM_WAVES_DIR", "build/waves")).resolve()
     wdir.mkdir(parents=True, exist_ok=True)
-    return _free_path(wdir, f"{prefix}{name}-{backend}", ".fst", ".vcd")
+    return _free_path(wdir, f"{prefix}{name}-{backend}", WAVE_SUFFIX[backend], ".fst", ".vcd")
 
 
 def _free_path(folder: Path, stem: str, suffix: str, *also: str) -> Path:
@@ -477,7 +497,7 @@ def _simulate(backend, top, setup, args, waves, want_waves, bdir, probe, rdir, t
     os.environ["WAVES"] = "1" if want_waves else "0"
     log = rdir / "test.log"
     try:
-        _runner(backend).test(hdl_toplevel=top, hdl_toplevel_lang="verilog",
+        _runner(backend, fst is not None and fst.suffix.lower() == ".vcd").test(hdl_toplevel=top, hdl_toplevel_lang="verilog",
                                  test_module="tilecosim.sim.cocotb_entry",
                                  build_dir=bdir, test_dir=rdir, results_xml=str(rdir / "results.xml"),
                                  extra_env={"TILECOSIM_JOB": str(job), "TILECOSIM_RESULT": str(out)},
