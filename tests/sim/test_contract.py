@@ -30,10 +30,6 @@ def _op(name, width):
     return op.at_width(width) if width else op
 
 
-def _params(op):
-    return {p.keyword: p.default for p in op.contract_parameters}
-
-
 def test_the_docs_page_is_the_contract():
     """docs/contract.md is what the contracts say today (rewrite it with
     ``tilecosim contract --doc > docs/contract.md``)."""
@@ -105,9 +101,9 @@ def test_skeletons_lint_compile_and_have_the_contracts_ports(name, width, lang, 
     icarus = subprocess.run(["iverilog", "-g2012", "-o", "/dev/null", path.name],
                             cwd=tmp_path, capture_output=True, text=True)
     assert icarus.returncode == 0, icarus.stderr
-    found = read_ports(verilog_design(str(path)), _params(op))
+    found = read_ports(verilog_design(str(path)))
     assert {p.name: (p.direction, p.width) for p in contract.ports} == found
-    check(verilog_design(str(path)), contract, _params(op))
+    check(verilog_design(str(path)), contract)
 
 
 def _without(text: str, port: str) -> str:
@@ -130,7 +126,7 @@ def test_a_design_with_other_ports_is_refused_with_each_difference(tmp_path):
     path = tmp_path / "load_align_unit.v"
     path.write_text(text)
     with pytest.raises(DesignError) as e:
-        check(verilog_design(str(path)), contract, _params(op))
+        check(verilog_design(str(path)), contract)
     msg = str(e.value)
     assert "\n" not in msg
     assert "missing output ub_en [1]" in msg
@@ -142,7 +138,7 @@ def test_a_design_that_does_not_elaborate_is_refused_in_one_line(tmp_path):
     path = tmp_path / "load_align_unit.v"
     path.write_text("module load_align_unit(input wire clk);\n  wire x = y +;\nendmodule\n")
     with pytest.raises(DesignError, match=r"Verilator cannot read module load_align_unit"):
-        check(verilog_design(str(path)), ops.get("load-align").contract(), {})
+        check(verilog_design(str(path)), ops.get("load-align").contract())
 
 
 @pytest.mark.parametrize("name,width", tiered(CASES, lambda name, width: width not in (None, 32)))
@@ -152,4 +148,4 @@ def test_the_project_s_own_verilog_has_the_contract_s_ports(tmp_path, name, widt
     op = _op(name, width)
     path = tmp_path / f"{op.contract_module}.v"
     path.write_text(verilog.convert(op.reference(), name=op.contract_module, emit_src=False))
-    check(verilog_design(str(path)), op.contract(), _params(op))
+    check(verilog_design(str(path)), op.contract())

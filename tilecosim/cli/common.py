@@ -456,7 +456,7 @@ def design_of(args, op, backend: str):
         if widths and op.width not in widths:
             raise UsageError(f"--width {op.width}: the design declares W = "
                              f"{', '.join(map(str, widths))} only ({path})")
-        check_design(design, op.contract(), {})
+        check_design(design, op.contract())
     except DesignError as e:
         raise UsageError(str(e)) from None
     return design

@@ -157,10 +157,6 @@ def section(op) -> str:
     out += [f"- `{k}`: " + (", ".join(f"`{v}`" for v in vals) if k != "faults" else
                             "`true` (it checks the faults) or `false`")
             for k, vals in op.capabilities.items()] + [""]
-    if first.parameters:
-        out += ["| parameter | default | what |", "|---|---:|---|"]
-        out += [f"| `{p.name}` | {p.default} | {p.doc} |" for p in first.parameters]
-        out += [""]
     out += _port_rows(at) + [""]
     for p in first.ports:
         if p.fields:

@@ -99,9 +99,6 @@ class Operation:
     #: the module name of its port contract (D16; :meth:`contract`); None: the operation
     #: has none (the tile system)
     contract_module: str | None = None
-    #: the Verilog parameters a design of the contract takes, with the values the benches
-    #: give them by default (:class:`~tilecosim.sim.contract.Parameter`)
-    contract_parameters: tuple = ()
     #: the contract's prose on docs/contract.md: what the engine's environment does on each
     #: port, and what the design must and must not do beyond the common rules
     contract_notes: str = ""
@@ -137,9 +134,8 @@ class Operation:
         return other
 
     # --- the port contract (D16) ---------------------------------------------------------
-    def reference(self, **params):
-        """The built-in engine at this width: the reference design of the contract
-        (``params``: the contract parameters' keywords)."""
+    def reference(self):
+        """The built-in engine at this width: the reference design of the contract."""
         raise NotImplementedError
 
     def contract(self) -> Contract:
@@ -147,7 +143,7 @@ class Operation:
         if self.contract_module is None:
             raise ValueError(f"{self.name} has no port contract")
         return derive(probe(self.reference), self.name, self.contract_module,
-                      self.width if self.widths else None, self.contract_parameters)
+                      self.width if self.widths else None)
 
     # --- a declared subset (D16) -----------------------------------------------------------
     def traits(self, item, fault) -> dict:

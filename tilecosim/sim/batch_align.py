@@ -169,7 +169,7 @@ def run_load_align_batches(batches, ub: np.ndarray, vl: int = 256, backend: str 
                       (seed_state(seed, 0), seed_state(seed, 1)),   # the Python bench's ports
                       (threshold(p_op), threshold(p_ready)), 10 * len(cases) + 100))
     ub_words = -(-ub.size // WORD) + 2 * vl // WORD + 1           # BatchLoadAlign.ub_words
-    engine = lambda: design.make(lambda: LoadAlignUnit(vl=vl), {})     # noqa: E731
+    engine = lambda: design.make(lambda: LoadAlignUnit(vl=vl))     # noqa: E731
     return run_bench(backend, lambda: BatchLoadAlign(ub.size, vl, depth, engine),
                      "batch_load_align", batch_load_align_setup, (ub, ub_words, vl, specs),
                      vcd=vcd, waves=waves, key=repr((ub.size, vl, depth)), design=design)
@@ -293,7 +293,7 @@ def run_store_align_batches(batches, vl: int = 256, backend: str = "amaranth",
     if len(sizes) > 1:
         raise ValueError(f"UB images of {len(sizes)} sizes: one harness run takes one size")
     ub_size = sizes.pop()
-    engine = lambda: design.make(lambda: StoreAlignUnit(vl=vl), {})    # noqa: E731
+    engine = lambda: design.make(lambda: StoreAlignUnit(vl=vl))    # noqa: E731
     return run_bench(backend, lambda: BatchStoreAlign(ub_size, vl, depth, engine),
                      "batch_store_align", batch_store_align_setup, (vl, specs), vcd=vcd,
                      waves=waves, key=repr((ub_size, vl, depth)), design=design)

@@ -215,8 +215,7 @@ def run_l1l0_batches(batches, l1: np.ndarray, backend: str = "amaranth", latency
                       tuple(seed_state(seed, k) for k in range(4)),
                       (threshold(1 - stall),) * 4, l1l0_limit(calls, l1, l0_init.size)))
     l1_words = -(-l1_bytes // WORD)                        # BatchL1L0.l1_words
-    engine = lambda: design.make(lambda: L1L0Engine(width=width, transpose=transpose),  # noqa: E731
-                                 {})
+    engine = lambda: design.make(lambda: L1L0Engine(width=width, transpose=transpose))  # noqa: E731
     return run_bench(backend,
                      lambda: BatchL1L0(l1_bytes, depth, beats, latency, transpose, width,
                                        engine),

@@ -233,7 +233,7 @@ def run_tload_batches(batches, mem: np.ndarray, backend: str = "amaranth",
     def make():
         engine = lambda: design.make(           # noqa: E731
             lambda: TLoadEngine(width=width, profile=profile, lcfr=lcfr, depth=edepth,
-                                transpose=transpose), {})
+                                transpose=transpose))
         return BatchTLoad(mem_bytes, depth, beats, latency, width, profile, lcfr, transpose,
                           edepth, engine)
     return run_bench(backend, make, "batch_tload", batch_tload_setup,

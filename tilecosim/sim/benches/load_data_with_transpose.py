@@ -149,8 +149,8 @@ def simulate_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, seed: int = 0, lat
 
     top = "l1l0_engine" if width == 32 else f"l1l0_engine_w{width}"
     return run_bench(backend,
-                     lambda: design.make(lambda: L1L0Engine(width=width, transpose=transpose),
-                                         {}), top,
+                     lambda: design.make(lambda: L1L0Engine(width=width, transpose=transpose)),
+                     top,
                      l1l0_setup, (list(calls), l1, l0_init, seed, latency, stall, width),
                      vcd=vcd, waves=waves, timing=timing, key=repr((transpose, width)),
                      design=design)

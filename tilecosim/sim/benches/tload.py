@@ -287,7 +287,7 @@ def simulate_tload(params: list[TLoadParams] | TLoadParams, mem: np.ndarray,
     def make():
         return cfg.design.make(lambda: TLoadEngine(width=cfg.width, profile=cfg.profile,
                                                    lcfr=cfg.lcfr, depth=cfg.depth,
-                                                   transpose=cfg.transpose), {})
+                                                   transpose=cfg.transpose))
 
     res = run_bench(cfg.backend, make, "tload_engine", tload_setup, (plist, mem, cfg),
                     vcd=cfg.vcd, waves=cfg.waves, timing=timing,
