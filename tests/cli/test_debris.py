@@ -118,7 +118,8 @@ def test_a_failed_simulator_run_keeps_its_log_under_build_logs(folders, monkeypa
             Path(log_file).write_text("vvp: cannot load the VPI module\n")
             raise SystemExit(1)
     real = runner._runner
-    monkeypatch.setattr(runner, "_runner", lambda sim: Broken() if sim == "icarus" else real(sim))
+    monkeypatch.setattr(runner, "_runner",
+                        lambda sim, *a: Broken() if sim == "icarus" else real(sim, *a))
     code, _, err = run(["tload", TLOAD, "--reg", "a0=0", "--backend", "icarus"])
     assert code == 2 and "did not finish the bench" in err
     log = Path(err.split("(log: ")[1].split(")")[0])

@@ -280,7 +280,9 @@ def test_code_coverage_is_over_the_designs_own_hierarchy(tmp_path):
 @pytest.mark.parametrize("op,spec", [("tload", "tilecosim.hdl.tload.engine:TLoadEngine"),
                                      ("load-data-with-transpose",
                                       "tilecosim.hdl.l1l0.engine:L1L0Engine"),
-                                     ("store-align", "tilecosim.hdl.align.store:StoreAlignUnit")])
+                                     pytest.param("store-align",
+                                                  "tilecosim.hdl.align.store:StoreAlignUnit",
+                                                  marks=SLOW)])
 def test_each_engine_takes_an_amaranth_design(tmp_path, op, spec):
     """The built-in class named as a design from elsewhere runs the Python-driven bench of
     each operation with the results and cycles of the built-in path."""

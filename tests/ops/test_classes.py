@@ -45,10 +45,12 @@ def test_an_l1l0_call_waits_for_the_rows_of_its_square(dtype, width, fill):
 
 
 def test_regress_reports_every_class_against_its_fill_bound(tmp_path):
-    r = run("regress", "--ops", "tload,load-data-with-transpose", "--count", "60", "--seed",
+    r = run("regress", "--ops", "tload,load-data-with-transpose", "--count", "30", "--seed",
             "2", "--jobs", "2", "--out", str(tmp_path), "--json")
     assert r.returncode == 0, r.stderr[-2000:]
     got = json.loads(r.stdout.splitlines()[-1])
+    fills = [v for row in got["ops"] for v in row["classes"].values() if v["fill_cycles"]]
+    assert len(fills) >= 4                          # transposing layouts and L1 -> L0 types
     for row in got["ops"]:
         classes = row["classes"]
         # each scenario to its completion: the batch's cycles, or (TLOAD, whose batch ends

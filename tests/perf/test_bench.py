@@ -55,7 +55,7 @@ def test_markdown_has_every_section():
 def test_regress_rate_part_runs_the_regression_it_names():
     r = bench._regress("amaranth", 2)
     assert r["scenarios"] == 2 * len(r["ops"]) and r["match"] and r["scenarios_per_s"] > 0
-    assert r["ops"] == ["tload", "load-data-with-transpose", "load-align"]
+    assert r["ops"] == ["tload", "load-data-with-transpose", "load-align", "store-align"]
 
 
 def test_usage_errors():
