@@ -22,24 +22,23 @@ from __future__ import annotations
 
 import random
 import re
-import shlex
 
 import numpy as np
 
 from tilecosim.hdl.align.store import StoreAlignUnit
 from tilecosim.model.buffers import Buffer
-from tilecosim.model.display import seeded_memory
-from tilecosim.model.faults import Fault, FaultKind
+from tilecosim.model.faults import Fault
 from tilecosim.model.load_align import (WIDTHS, Addressing, MaskPattern, StoreDist, create_mask,
                                         store_align)
 from tilecosim.sim.batch_align import run_store_align_batches
 from tilecosim.sim.benches.align import (StoreCase, compare_store_align, simulate_store_align,
                                          store_align_run)
 
-from .base import Operation, Outcome, Top, Unit, by_class
-from .load_align import ADDRESSING, FAULTS, UB_SIZE, VL, random_address, random_addressing
+from .align import (ADDRESSING, UB_SIZE, VL, AlignOperation, random_address,
+                    random_addressing)
+from .base import Outcome, Top, Unit, by_class
 
-__all__ = ["StoreAlign", "random_store_case", "store_sources", "sa_legal", "MASKS"]
+__all__ = ["StoreAlign", "random_store_case", "store_sources", "MASKS"]
 
 #: the ``--mask`` spellings: a CreateMask pattern of the data type, or one random bit per
 #: byte lane drawn from the source seed
@@ -47,14 +46,6 @@ MASKS = ("random",) + tuple(p.name for p in MaskPattern)
 
 #: the families whose mask selects elements (the others write every byte)
 MASKED = ("NORM", "PACK", "PACK4")
-
-#: the codes of the 5-bit dist field that no StoreDist has (D12)
-UNUSED_CODES = tuple(v for v in range(32) if v not in {d.value for d in StoreDist})
-
-
-def sa_legal(dist: StoreDist, t: str) -> bool:
-    return t != "b64" or dist in (StoreDist.DIST_NORM, StoreDist.DIST_PACK_B64)
-
 
 def registers_needed(dist, reg_trait: int) -> int:
     """The registers a StoreAlign of ``dist`` takes: two for INTLV and RegTraitNumTwo."""
@@ -97,28 +88,9 @@ def random_store_case(rng: random.Random, dist: StoreDist | None = None,
     return StoreCase(dist.name, t, random_address(rng), regs, mask, random_addressing(rng), rt)
 
 
-def is_far(case: StoreCase) -> bool:
-    """Does the address or the addressing value of ``case`` lie beyond 16 bits?"""
-    return case.addr >= 1 << 16 or abs(case.how.value) >= 1 << 16
-
-
 def _mask_spec(case: StoreCase) -> str | None:
     o = case.origin
     return o[o.index("--mask") + 1] if "--mask" in o else None
-
-
-def sa_bins(case: StoreCase, fault: Fault | None) -> list[str]:
-    far = ["sa.operands:far"] if is_far(case) else []
-    if fault is not None:
-        return [f"sa.fault:{FaultKind(fault.code).name}"] + far
-    out = [f"sa.mode:{case.dist}/{case.t}", f"sa.addressing:{case.dist}/{case.how.kind}"]
-    if case.reg_trait == 2:
-        out.append(f"sa.trait:{case.t}")
-    if case.reg_trait == 2 or StoreDist[case.dist].family in MASKED:
-        spec = _mask_spec(case)
-        if spec in ("ALL", "ALLF"):
-            out.append("sa.mask:" + ("all" if spec == "ALL" else "none"))
-    return out + far
 
 
 def model_fault(c: StoreCase, vl: int = VL) -> Fault | None:
@@ -136,17 +108,17 @@ def _unit(profile: str = "finite"):
     return StoreAlignUnit()
 
 
-class StoreAlign(Operation):
+class StoreAlign(AlignOperation):
     name = "store-align"
     seed_name = "StoreAlign"
     tops = (Top("store_align_unit", _unit, "StoreAlign unit, VL = 256"),)
     tests = ("tests/hdl/test_align.py", "tests/hdl/test_kernels.py")
     units = (Unit("StoreAlignUnit", "align/store.py", area=(("store_align_unit (VL = 256)", {}),),
                   proof="store-align", proof_args={"vl": 64}, quick=True),)
-    regress = True
-    batch = {"amaranth": 40, "verilog": 120}
-    harness_batch = 256
-    image_file = "ub-seed{seed}.bin"
+    short = "sa"
+    modes = StoreDist
+    b64_modes = (StoreDist.DIST_NORM, StoreDist.DIST_PACK_B64)
+    misaligned_mode = StoreDist.DIST_NORM_B8
     contract_module = "store_align_unit"
     capabilities = {"faults": (True, False), "modes": tuple(d.name for d in StoreDist),
                     "dtypes": tuple(WIDTHS), "addressing": ADDRESSING, "reg_trait": (1, 2)}
@@ -164,93 +136,55 @@ The StoreAlign unit (seed 003, D11, D12) at VL = 256 bytes: vector registers to 
 - `ub_size`: the bytes of UB, constant during a run (OutOfBounds).
 """
 
-    def traits(self, item, fault) -> dict:
-        c = item
-        out = {"faults": fault is not None, "dtypes": c.t, "addressing": c.how.kind,
-               "reg_trait": c.reg_trait}
-        if isinstance(c.dist, str):                 # a code no mode has: a fault alone
-            out["modes"] = c.dist
-        return out
+    def model_fault(self, case) -> Fault | None:
+        return model_fault(case)
 
     def bin_traits(self, bin_: str) -> dict:
-        point, _, value = bin_.partition(":")
-        if point == "sa.fault":
-            return {"faults": {True}}
-        if point == "sa.operands":
-            return {}
-        if point == "sa.trait":
-            return {"faults": {False}, "modes": {"DIST_NORM"}, "dtypes": {value},
-                    "reg_trait": {2}}
-        if point == "sa.mask":
+        if bin_.startswith("sa.mask:"):
             return {"faults": {False}, "modes": {d.name for d in StoreDist
                                                  if d.family in MASKED}}
-        d, x = value.split("/")
-        out = {"faults": {False}, "modes": {d}}
-        out.update({"dtypes": {x}} if point == "sa.mode" else {"addressing": {x}})
-        return out
+        return super().bin_traits(bin_)
 
-    def bins(self) -> list[str]:
-        out = []
-        for d in StoreDist:
-            out += [f"sa.mode:{d.name}/{t}" for t in WIDTHS if sa_legal(d, t)]
-            out += [f"sa.addressing:{d.name}/{a}" for a in ADDRESSING]
-        out += ["sa.trait:b32", "sa.trait:b64", "sa.mask:all", "sa.mask:none"]
-        return out + [f"sa.fault:{k}" for k in FAULTS] + ["sa.operands:far"]
+    def more_bins(self) -> list[str]:
+        return ["sa.mask:all", "sa.mask:none"]
+
+    def more_hits(self, case) -> list[str]:
+        if case.reg_trait == 2 or StoreDist[case.dist].family in MASKED:
+            spec = _mask_spec(case)
+            if spec in ("ALL", "ALLF"):
+                return ["sa.mask:" + ("all" if spec == "ALL" else "none")]
+        return []
 
     def draw(self, rng: random.Random, hint: str | None):
         point, _, value = (hint or "").partition(":")
-        kind = value if point == "sa.fault" else None
+        point = point.removeprefix("sa.")
+        kind = value if point == "fault" else None
         s = self.design.supports
         dist = rng.choice(list(StoreDist))
-        t = rng.choice([w for w in WIDTHS if sa_legal(dist, w)])
+        t = rng.choice([w for w in WIDTHS if self.legal(dist, w)])
         how_kind = rng.choice(ADDRESSING)
         trait = 1
         mask = "random" if rng.random() < 0.7 else rng.choice(MASKS[1:])
-        if point == "sa.mode":
+        if point == "mode":
             d, t = value.split("/")
             dist = StoreDist[d]
-        elif point == "sa.addressing":
+        elif point == "addressing":
             d, how_kind = value.split("/")
             dist = StoreDist[d]
-            t = rng.choice([w for w in WIDTHS if sa_legal(dist, w)])
-        elif point == "sa.trait":
+            t = rng.choice([w for w in WIDTHS if self.legal(dist, w)])
+        elif point == "trait":
             dist, t, trait = StoreDist.DIST_NORM, value, 2
             how_kind = rng.choice(["plain", "post_update"])
-        elif point == "sa.mask":
+        elif point == "mask":
             mask = "ALL" if value == "all" else "ALLF"
             dist = rng.choice([d for d in StoreDist if d.family in MASKED
                                and d.name in s.get("modes", (d.name,))])
-            t = rng.choice([w for w in WIDTHS if sa_legal(dist, w)])
-        w = WIDTHS[t]
-        how = Addressing() if how_kind == "plain" else \
-            Addressing(how_kind, rng.randint(-2, 8) * 32 // w)
-        addr = rng.randint(0, UB_SIZE // 32 - 20) * 32
-        if kind == "IllegalParameter":
-            dist, t = rng.choice([d for d in StoreDist if not sa_legal(d, "b64")]), "b64"
-        elif kind == "Alignment":
-            t, how = "b8", Addressing("post_update", rng.choice([1, 3, 17]))
-            dist = StoreDist.DIST_NORM_B8
-        elif kind == "OutOfBounds":
-            addr = UB_SIZE - rng.randint(1, 4) * 32
-            dist, how = StoreDist.DIST_NORM, Addressing()
-        if point == "sa.operands":         # the address, the value or both over 16 bits
-            far_addr, far_value = [(True, False), (False, True), (True, True)][rng.randrange(3)]
-            if far_addr:
-                addr = rng.getrandbits(rng.randint(17, 32)) & (~31 if rng.random() < 0.8 else ~0)
-            if far_value:
-                how = Addressing(rng.choice(["post_update", "addr_reg"]),
-                                 rng.choice([1, -1]) * rng.getrandbits(rng.randint(17, 31)))
-            if rng.random() < 0.25:      # AddrReg from a far base back inside UB (D11)
-                size = WIDTHS[t]
-                addr = rng.randint(1 << 11, (1 << 26) - 1) * 32
-                near = rng.randint(0, UB_SIZE // 32 - 20) * 32
-                how = Addressing("addr_reg", (near - addr) // size)
-        code = dist.name
-        if kind == "IllegalParameter" and rng.random() < 0.25:    # a code no mode has (D12)
-            code = rng.choice(UNUSED_CODES)
+            t = rng.choice([w for w in WIDTHS if self.legal(dist, w)])
+        dist, t, addr, how = self.operands(rng, point, kind, dist, t, how_kind)
+        code = self.dist_code(rng, kind, dist)
         c = self.case(code, t, addr, how, trait, rng.getrandbits(31), mask)
         fault = model_fault(c)
-        return c, fault, sa_bins(c, fault)
+        return c, fault, self.hits(c, fault)
 
     @staticmethod
     def case(dist, t: str, addr: int, how: Addressing, reg_trait: int, src_seed: int | None,
@@ -261,11 +195,6 @@ The StoreAlign unit (seed 003, D11, D12) at VL = 256 bytes: vector registers to 
         regs, m = store_sources(src_seed, mask, t, registers_needed(mode, reg_trait), vl)
         origin = (("--src-seed", str(src_seed)) if src_seed is not None else ()) + ("--mask", mask)
         return StoreCase(dist, t, addr, regs, m, how, reg_trait, origin)
-
-    def image(self, seed: int):
-        """UB before the stores: LoadAlign's image of the same seed (one ``ub-seed<N>.bin``
-        for both operations' reproduce lines)."""
-        return seeded_memory(seed + 2, UB_SIZE)
 
     def run(self, items, backend, image, seed, stall) -> Outcome:
         out = store_align_run(items, image, VL, seed=seed, p_op=1 - stall, p_ready=1 - stall,
@@ -302,27 +231,8 @@ The StoreAlign unit (seed 003, D11, D12) at VL = 256 bytes: vector registers to 
         return Outcome(by_index, out.get("waveform") if out["timed_out"] else None, cycles,
                        len(items), classes)
 
-    def scenario_class(self, item) -> str:
-        """The mode's family (NORM, FIRST_ELEMENT, PACK, PACK4, INTLV), RegTraitNumTwo, or
-        "fault"."""
-        c = item
-        if model_fault(c) is not None:
-            return "fault"
-        return "RegTraitNumTwo" if c.reg_trait == 2 else StoreDist[c.dist].family
-
-    def repro(self, item, backend, mem_seed, image_path, stall, seed) -> str:
-        c = item
-        parts = ["tilecosim", "store-align", "--dist", str(c.dist), "--dtype", c.t, "--ub",
-                 shlex.quote(str(image_path)), "--addr", str(c.addr), "--vl", str(VL)]
-        if c.how.kind == "post_update":
-            parts += ["--post-update", str(c.how.value)]
-        elif c.how.kind == "addr_reg":
-            parts += ["--addr-reg", str(c.how.value)]
-        if c.reg_trait == 2:
-            parts += ["--reg-trait", "2"]
-        parts += list(c.origin)
-        parts += [shlex.quote(o) for o in self.design.options()]
-        return " ".join(parts + ["--backend", backend])
+    def repro_sources(self, case) -> list[str]:
+        return list(case.origin)
 
     def reference(self):
         return StoreAlignUnit(vl=VL)
