@@ -325,10 +325,10 @@ def check_waves(args):
         raise UsageError("--waves is for --backend icarus or verilator; amaranth writes VCD "
                          "with --vcd FILE")
     check_writable("--vcd", args.vcd, (".vcd",), "Amaranth's simulator writes VCD")
-    if args.waves:
-        check_writable("--waves", args.waves, wave_suffixes(args.backend),
-                       "icarus writes VCD or FST" if args.backend == "icarus" else
-                       f"{args.backend} writes FST; GTKWave's fst2vcd converts it to VCD")
+    icarus = args.backend == "icarus"
+    check_writable("--waves", args.waves, wave_suffixes(args.backend) if icarus else (".fst",),
+                   "icarus writes VCD or FST" if icarus else
+                   f"{args.backend} writes FST; GTKWave's fst2vcd converts it to VCD")
 
 def make_dir(opt: str, path: str) -> Path:
     """Create an output directory, or a usage error naming the option: "is a file" when
