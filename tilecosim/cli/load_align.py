@@ -69,27 +69,28 @@ DEFAULT_UB_BYTES = 256 << 10
 #: rows of lanes printed of a long register without --full: the first and the last
 HEAD_ROWS, TAIL_ROWS = 16, 2
 
-def add_parsers(sub) -> dict:
-    p = sub.add_parser("load-align", help="UB -> RegTensor with a distribution mode",
-                       description=LOAD_ALIGN_HELP, formatter_class=FMT)
-    p.add_argument("--dist", required=True, type=dist_arg, metavar="DIST_...",
-                   help="one of " + ", ".join(d.name for d in LoadDist)
+def add_mode_options(p, dist_type, modes) -> None:
+    """``--dist`` (a mode of ``modes``, or a raw code) and ``--dtype``."""
+    p.add_argument("--dist", required=True, type=dist_type, metavar="DIST_...",
+                   help="one of " + ", ".join(d.name for d in modes)
                         + "; or the field's code, 0..31 (a code no mode has faults)")
     p.add_argument("--dtype", required=True, choices=list(WIDTHS),
                    help="element type T of the RegTensor (b8, b16, b32, b64)")
-    p.add_argument("--ub", metavar="FILE", help="UB image, raw bytes (default: a ramp of "
-                   "--ub-bytes in which element k of --dtype holds k)")
-    p.add_argument("--ub-bytes", type=int_arg("--ub-bytes", 32), default=None, metavar="N",
-                   help=f"size of the ramp UB (default {DEFAULT_UB_BYTES}; not with --ub, "
-                        f"whose file sets the size)")
-    p.add_argument("--addr", required=True, type=any_int("--addr"), metavar="BYTES",
-                   help="byte address in UB of the first element read (aligned as the mode "
-                        "requires, see --dist)")
+
+
+def add_addressing_options(p, verb: str) -> None:
+    """``--post-update`` or ``--addr-reg`` (``verb``: what the op does, load or store)."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("--post-update", type=any_int("--post-update"), metavar="STRIDE",
-                   help="PostUpdate: load, then addr += STRIDE elements (next_addr in the JSON)")
+                   help=f"PostUpdate: {verb}, then addr += STRIDE elements (next_addr in the "
+                        f"JSON)")
     g.add_argument("--addr-reg", type=any_int("--addr-reg"), metavar="OFFSET",
-                   help="AddrReg: load at addr + OFFSET elements")
+                   help=f"AddrReg: {verb} at addr + OFFSET elements")
+
+
+def add_unit_options(p, reference: str) -> None:
+    """``--vl``, ``--reg-trait``, ``--backend``, the waveform options and ``--model``
+    (``reference``: what the reference model is)."""
     p.add_argument("--vl", type=int_arg("--vl"), default=256, metavar="BYTES",
                    help="vector length (default 256)")
     p.add_argument("--reg-trait", type=any_int("--reg-trait"), choices=(1, 2), default=1,
@@ -98,7 +99,48 @@ def add_parsers(sub) -> dict:
     g = p.add_argument_group("HDL backends")
     add_wave_options(g)
     p.add_argument("--model", choices=("fast", "reference"), default="fast",
-                   help="golden implementation: vectorized (default) or the seed's loops")
+                   help=f"golden implementation: vectorized (default) or {reference}")
+
+
+def addressing_of(args) -> Addressing:
+    """The addressing ``--post-update`` / ``--addr-reg`` name (plain without either)."""
+    if args.post_update is not None:
+        return Addressing.post_update(args.post_update)
+    if args.addr_reg is not None:
+        return Addressing.addr_reg(args.addr_reg)
+    return Addressing()
+
+
+def check_contract_vl(args, op: str) -> None:
+    """A design from elsewhere has the contract's ports, at VL = 256."""
+    if not args.design.builtin and args.vl != VL:
+        raise UsageError(f"--vl {args.vl}: the {op} contract is at VL = {VL} (a design "
+                         f"from elsewhere has its ports)")
+
+
+def check_unit_range(args, how: Addressing, ub_bytes: int) -> None:
+    """The unit's operands: a 32-bit address, a 32-bit signed value, UB within 2 GiB."""
+    if not 0 <= args.addr < 1 << 32 or not -(1 << 31) <= how.value < 1 << 31:
+        raise UsageError(f"--backend {args.backend}: the unit takes a 32-bit address and a "
+                         f"32-bit signed stride/offset")
+    if ub_bytes >= 1 << 31:
+        raise UsageError(f"--ub: {ub_bytes} bytes is more than the unit's 2 GiB address range")
+
+
+def add_parsers(sub) -> dict:
+    p = sub.add_parser("load-align", help="UB -> RegTensor with a distribution mode",
+                       description=LOAD_ALIGN_HELP, formatter_class=FMT)
+    add_mode_options(p, dist_arg, LoadDist)
+    p.add_argument("--ub", metavar="FILE", help="UB image, raw bytes (default: a ramp of "
+                   "--ub-bytes in which element k of --dtype holds k)")
+    p.add_argument("--ub-bytes", type=int_arg("--ub-bytes", 32), default=None, metavar="N",
+                   help=f"size of the ramp UB (default {DEFAULT_UB_BYTES}; not with --ub, "
+                        f"whose file sets the size)")
+    p.add_argument("--addr", required=True, type=any_int("--addr"), metavar="BYTES",
+                   help="byte address in UB of the first element read (aligned as the mode "
+                        "requires, see --dist)")
+    add_addressing_options(p, "load")
+    add_unit_options(p, "the seed's loops")
     p.add_argument("--out", metavar="FILE.npz", help="write dst0 (and dst1)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--full", action="store_true",
@@ -111,18 +153,11 @@ def add_parsers(sub) -> dict:
 def cmd_load_align(args) -> int:
     check_waves(args)
     args.design = design_of(args, ops.get("load-align"), args.backend)
-    if not args.design.builtin and args.vl != VL:
-        raise UsageError(f"--vl {args.vl}: the load-align contract is at VL = {VL} (a design "
-                         f"from elsewhere has its ports)")
+    check_contract_vl(args, "load-align")
     check_writable("--out", args.out, (".npz",), "a NumPy archive of dst0 (and dst1)")
     ub = Buffer("UB", image_or_ramp("--ub", args.ub, 8 * WIDTHS[args.dtype], args.ub_bytes,
                                       "--ub-bytes", DEFAULT_UB_BYTES))
-    if args.post_update is not None:
-        how = Addressing.post_update(args.post_update)
-    elif args.addr_reg is not None:
-        how = Addressing.addr_reg(args.addr_reg)
-    else:
-        how = Addressing()
+    how = addressing_of(args)
     run = load_align if args.model == "fast" else load_align_reference
     base = {"op": "load-align", "backend": args.backend, "dist": _dist_name(args.dist),
             "dtype": args.dtype, "vl": args.vl, "addressing": how.kind, "addr": args.addr}
@@ -166,11 +201,7 @@ def cmd_load_align(args) -> int:
 
 def _run_load_align_hdl(args, ub, how) -> dict:
     """Run the op on the Amaranth LoadAlign unit and compare with the golden model."""
-    if not 0 <= args.addr < 1 << 32 or not -(1 << 31) <= how.value < 1 << 31:
-        raise UsageError(f"--backend {args.backend}: the unit takes a 32-bit address and a "
-                         f"32-bit signed stride/offset")
-    if ub.size >= 1 << 31:
-        raise UsageError(f"--ub: {ub.size} bytes is more than the unit's 2 GiB address range")
+    check_unit_range(args, how, ub.size)
     case = AlignCase(_dist_name(args.dist), args.dtype, args.addr, how, args.reg_trait)
     try:
         res = simulate_load_align([case], ub.data, args.vl, vcd=args.vcd, backend=args.backend,

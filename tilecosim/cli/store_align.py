@@ -10,21 +10,18 @@ import numpy as np
 
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
-from tilecosim.model.load_align import (WIDTHS, Addressing, StoreDist, store_align,
-                                        store_align_reference)
+from tilecosim.model.load_align import StoreDist, store_align, store_align_reference
 from tilecosim.sim.benches.align import (StoreCase, compare_store_align, store_align_run,
                                          store_footprint)
 
 from tilecosim import ops
-from tilecosim.ops.load_align import VL
 from tilecosim.ops.store_align import MASKS, registers_needed, store_sources
 
-from .common import (BACKEND_HELP, BACKENDS, FMT, MAX_MEM_SIZE, UsageError, add_dut_options,
-                     add_wave_options,
-                     any_int, backend_errors, check_waves, check_writable, design_of, emit_json,
+from .common import (FMT, UsageError, add_dut_options, any_int, backend_errors, check_waves, check_writable, design_of, emit_json,
                      exit_status, int_arg, quote_argv, read_file, report_fault, seed_arg,
                      usage_from, wave_lines, write_file)
-from .load_align import _dist_name, mode_arg
+from .load_align import (_dist_name, add_addressing_options, add_mode_options, add_unit_options,
+                         addressing_of, check_contract_vl, check_unit_range, mode_arg)
 
 STORE_ALIGN_HELP = """\
 Run one StoreAlign (one or two RegTensors of VL bytes -> UB, under a byte mask) and print
@@ -52,18 +49,10 @@ dist_arg = mode_arg(StoreDist, "StoreDist", "DIST_NORM, DIST_PACK_B32, DIST_INTL
 def add_parsers(sub) -> dict:
     p = sub.add_parser("store-align", help="RegTensor -> UB with a distribution mode and a mask",
                        description=STORE_ALIGN_HELP, formatter_class=FMT)
-    p.add_argument("--dist", required=True, type=dist_arg, metavar="DIST_...",
-                   help="one of " + ", ".join(d.name for d in StoreDist)
-                        + "; or the field's code, 0..31 (a code no mode has faults)")
-    p.add_argument("--dtype", required=True, choices=list(WIDTHS),
-                   help="element type T of the RegTensor (b8, b16, b32, b64)")
+    add_mode_options(p, dist_arg, StoreDist)
     p.add_argument("--addr", required=True, type=any_int("--addr"), metavar="BYTES",
                    help="byte address in UB of the first byte written")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--post-update", type=any_int("--post-update"), metavar="STRIDE",
-                   help="PostUpdate: store, then addr += STRIDE elements (next_addr in the JSON)")
-    g.add_argument("--addr-reg", type=any_int("--addr-reg"), metavar="OFFSET",
-                   help="AddrReg: store at addr + OFFSET elements")
+    add_addressing_options(p, "store")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--src", metavar="FILE.npz",
                    help="the registers: src0 (and src1), or dst0 (and dst1), VL bytes each")
@@ -76,15 +65,7 @@ def add_parsers(sub) -> dict:
                    "zeros)")
     p.add_argument("--ub-bytes", type=int_arg("--ub-bytes", 32), default=None, metavar="N",
                    help=f"size of the zero UB (default {DEFAULT_UB_BYTES}; not with --ub)")
-    p.add_argument("--vl", type=int_arg("--vl"), default=256, metavar="BYTES",
-                   help="vector length (default 256)")
-    p.add_argument("--reg-trait", type=any_int("--reg-trait"), choices=(1, 2), default=1,
-                   help="2: RegTraitNumTwo (b64 / complex32 split over two registers)")
-    p.add_argument("--backend", choices=BACKENDS, default="golden", help=BACKEND_HELP)
-    g = p.add_argument_group("HDL backends")
-    add_wave_options(g)
-    p.add_argument("--model", choices=("fast", "reference"), default="fast",
-                   help="golden implementation: vectorized (default) or byte by byte")
+    add_unit_options(p, "byte by byte")
     p.add_argument("--out", metavar="FILE.bin", help="write UB after the store (raw bytes)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     add_dut_options(p)
@@ -122,9 +103,7 @@ def _registers(args, nregs: int) -> tuple[tuple, bytes]:
 def cmd_store_align(args) -> int:
     check_waves(args)
     args.design = design_of(args, ops.get("store-align"), args.backend)
-    if not args.design.builtin and args.vl != VL:
-        raise UsageError(f"--vl {args.vl}: the store-align contract is at VL = {VL} (a design "
-                         f"from elsewhere has its ports)")
+    check_contract_vl(args, "store-align")
     if args.vl % 32 or args.vl > 1 << 16:
         raise UsageError(f"--vl {args.vl}: a multiple of 32 bytes, at most 65536")
     check_writable("--out", args.out, (".bin",), "the UB image, raw bytes")
@@ -132,8 +111,7 @@ def cmd_store_align(args) -> int:
         raise UsageError("--ub and --ub-bytes exclude each other: the file's size is UB's size")
     ub0 = read_file("--ub", args.ub) if args.ub else \
         np.zeros(DEFAULT_UB_BYTES if args.ub_bytes is None else args.ub_bytes, np.uint8)
-    how = (Addressing.post_update(args.post_update) if args.post_update is not None else
-           Addressing.addr_reg(args.addr_reg) if args.addr_reg is not None else Addressing())
+    how = addressing_of(args)
     regs, mask = _registers(args, registers_needed(args.dist, args.reg_trait))
     case = StoreCase(_dist_name(args.dist), args.dtype, args.addr, regs, mask, how,
                      args.reg_trait)
@@ -189,11 +167,7 @@ def _enabled(ub0, ea, n, case, vl) -> np.ndarray:
 
 def _run_hdl(args, case: StoreCase, ub0) -> dict:
     """Run the op on the StoreAlign unit (or --dut) and compare with the golden model."""
-    if not 0 <= args.addr < 1 << 32 or not -(1 << 31) <= case.how.value < 1 << 31:
-        raise UsageError(f"--backend {args.backend}: the unit takes a 32-bit address and a "
-                         f"32-bit signed stride/offset")
-    if ub0.size >= 1 << 31 or ub0.size > MAX_MEM_SIZE:
-        raise UsageError(f"--ub: {ub0.size} bytes is more than the unit's 2 GiB address range")
+    check_unit_range(args, case.how, ub0.size)
     try:
         out = store_align_run([case], ub0, args.vl, backend=args.backend, vcd=args.vcd,
                               waves=args.waves, design=args.design)
