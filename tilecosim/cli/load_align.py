@@ -211,11 +211,18 @@ def _run_load_align_hdl(args, ub, how) -> dict:
         res, problems = AlignResult(), [str(e)]
     except backend_errors() as e:
         raise usage_from(args, e) from None
+    return unit_report(args, "load_align_unit", res.accept, res.out, problems)
+
+
+def unit_report(args, top: str, accepts: list, outs: list, problems: list) -> dict:
+    """What an HDL run of one op on an align unit (``top``) says: match or mismatch, the
+    cycles from the op's accept to its result, the waveform, the problems and a reproduce
+    line; and its JSON fields."""
     match = not problems
-    cycles = res.out[0] - res.accept[0] if res.out and res.accept else None
+    cycles = outs[0] - accepts[0] if outs and accepts else None
     lines = [f"{args.backend}: {'match' if match else 'MISMATCH'}"
              + (f", result {cycles} cycles after the op was accepted" if cycles is not None else "")]
-    lines += wave_lines(args, "load_align_unit")
+    lines += wave_lines(args, top)
     lines += [f"  {p}" for p in problems]
     if not match:
         lines.append("  reproduce: " + " ".join(quote_argv(sys.argv)))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import sys
 import zipfile
 
 import numpy as np
@@ -18,10 +17,11 @@ from tilecosim import ops
 from tilecosim.ops.store_align import MASKS, registers_needed, store_sources
 
 from .common import (FMT, UsageError, add_dut_options, any_int, backend_errors, check_waves, check_writable, design_of, emit_json,
-                     exit_status, int_arg, quote_argv, read_file, report_fault, seed_arg,
-                     usage_from, wave_lines, write_file)
+                     exit_status, int_arg, read_file, report_fault, seed_arg,
+                     usage_from, write_file)
 from .load_align import (_dist_name, add_addressing_options, add_mode_options, add_unit_options,
-                         addressing_of, check_contract_vl, check_unit_range, mode_arg)
+                         addressing_of, check_contract_vl, check_unit_range, mode_arg,
+                         unit_report)
 
 STORE_ALIGN_HELP = """\
 Run one StoreAlign (one or two RegTensors of VL bytes -> UB, under a byte mask) and print
@@ -177,14 +177,4 @@ def _run_hdl(args, case: StoreCase, ub0) -> dict:
         out, problems = {"accept": [], "out": []}, [str(e)]
     except backend_errors() as e:
         raise usage_from(args, e) from None
-    match = not problems
-    cycles = out["out"][0] - out["accept"][0] if out["out"] and out["accept"] else None
-    lines = [f"{args.backend}: {'match' if match else 'MISMATCH'}"
-             + (f", result {cycles} cycles after the op was accepted" if cycles is not None else "")]
-    lines += wave_lines(args, "store_align_unit")
-    lines += [f"  {p}" for p in problems]
-    if not match:
-        lines.append("  reproduce: " + " ".join(quote_argv(sys.argv)))
-    return {"match": match, "summary": "\n".join(lines),
-            "json": {"cycles": cycles, "ideal_cycles": 1, "match": match,
-                     "mismatches": problems}}
+    return unit_report(args, "store_align_unit", out["accept"], out["out"], problems)
