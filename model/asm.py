@@ -1,4 +1,5 @@
-"""TLOAD assembler and disassembler (seed 000; docs/design.md D9), and the program-line parser.
+"""TLOAD and TSTORE assembler and disassembler (seed 000; docs/design.md D9, D15), and the
+program-line parser.
 
 Assembly syntax of the seed::
 
@@ -20,6 +21,17 @@ Assembly syntax of the seed::
 * Comments start with ``;`` or with a ``#`` that does not follow a name
   (``T#2`` is a tile register).
 
+TSTORE (D15) reads one tile register and writes memory::
+
+    TSTORE.Layout <LB0:ValidCol, LB1:ValidRow, LB2:Col, DataType>, T#k[.reuse],
+                  [RegSrc0, RegSrc1], DepSrc0, DepSrc1, DepSrc2, ->DepDst
+
+* the same selectors, LB fields, defaults and operands as TLOAD; no PadValue and no
+  destination register; the comma after ``>`` is optional, as the Linx LLVM toolchain writes
+  ``TSTORE.NORM <...> T#1, [a1, a2]``;
+* up to three dependencies after the sources, and DepDst after an arrow (``->d``, the
+  toolchain's spelling, or ``->D7``).
+
 The block template (D9) is a list of :class:`BlockRecord`; :func:`disassemble`
 turns the records back into the same :class:`TLoadInsn`.
 """
@@ -31,12 +43,13 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .dtypes import DTYPES, DataType, PadValue, dtype as _dtype
-from .tiles import TileRef, QUEUE_DEPTH
+from .tiles import TileRef, QUEUE_DEPTH, parse_tile_ref
 from .tload import MAX_OUTPUTS, TLoadLayout, TLoadParams
+from .tstore import TStoreParams
 
-__all__ = ["AsmError", "RegisterError", "Operand", "TLoadInsn", "ElementwiseInsn",
+__all__ = ["AsmError", "RegisterError", "Operand", "TLoadInsn", "TStoreInsn", "ElementwiseInsn",
            "BlockRecord", "assemble", "disassemble", "parse_line", "parse_tload", "parse_block",
-           "parse_program", "SCALAR_REGS", "format_size", "records_text", "params_to_asm",
+           "parse_program", "parse_transfer", "SCALAR_REGS", "format_size", "records_text", "params_to_asm",
            "parse_int"]
 
 REG_BITS = 64
@@ -162,6 +175,55 @@ class TLoadInsn:
                 "ValidRow": str(self.valid_row), "Col": str(self.col),
                 "RegSrc0": self.base, "RegSrc1": self.stride or "(dense)",
                 **{f"DstTile{k}": f"{q}<{format_size(s)}>" for k, (q, s) in enumerate(self.dsts)},
+                "DepSrc": ", ".join(self.dep_srcs) or "(none)", "DepDst": self.dep_dst or "(none)"}
+
+    def records(self) -> list["BlockRecord"]:
+        return assemble(self)
+
+
+@dataclass(frozen=True)
+class TStoreInsn:
+    """A TSTORE as written (D15): operands are registers and immediates, not yet values."""
+    layout: TLoadLayout
+    dtype: DataType
+    valid_col: Operand
+    src: TileRef
+    base: str
+    valid_row: Operand = Operand("zero", 1)
+    col: Operand | None = None                   # None only while parsing: = valid_col
+    stride: str | None = None
+    dep_srcs: tuple[str, ...] = ()
+    dep_dst: str | None = None
+
+    def __post_init__(self):
+        if self.col is None:
+            object.__setattr__(self, "col", self.valid_col)
+
+    def resolve(self, regs: Mapping[str, int]) -> TStoreParams:
+        """Evaluate every operand with the scalar register values (the source register is
+        resolved by the tile register file)."""
+        return TStoreParams(layout=self.layout, dtype=self.dtype,
+                            valid_col=self.valid_col.value(regs),
+                            valid_row=self.valid_row.value(regs), col=self.col.value(regs),
+                            base=_reg_value(self.base, regs),
+                            stride=None if self.stride is None else _reg_value(self.stride, regs))
+
+    def text(self) -> str:
+        """Canonical assembly text."""
+        src = f"[{self.base}" + (f", {self.stride}]" if self.stride else "]")
+        deps = "".join(f", {d}" for d in self.dep_srcs)
+        tail = f", ->{self.dep_dst}" if self.dep_dst else ""
+        return (f"TSTORE.{self.layout.name} <LB0:{self.valid_col}, LB1:{self.valid_row}, "
+                f"LB2:{self.col}, {self.dtype.name}>, {self.src}, {src}{deps}{tail}")
+
+    __str__ = text
+
+    def fields(self) -> dict:
+        """Decoded fields, by the manual's names."""
+        return {"Layout": self.layout.name, "DataType": self.dtype.name,
+                "ValidCol": str(self.valid_col), "ValidRow": str(self.valid_row),
+                "Col": str(self.col), "SrcTile": str(self.src),
+                "RegSrc0": self.base, "RegSrc1": self.stride or "(dense)",
                 "DepSrc": ", ".join(self.dep_srcs) or "(none)", "DepDst": self.dep_dst or "(none)"}
 
     def records(self) -> list["BlockRecord"]:
@@ -333,7 +395,9 @@ def _dependency(p: _Parser) -> str | None:
 _LB_FIELDS = {"LB0": "ValidCol", "LB1": "ValidRow", "LB2": "Col"}
 
 
-def _parse_tload(p: _Parser) -> TLoadInsn:
+def _parse_selector_operands(p: _Parser, pad: bool):
+    """``.Layout <LB0:.., LB1:.., LB2:.., DataType[, PadValue]>`` after the mnemonic, the
+    optional comma after ``>`` included -> (layout, LB operands, DataType, PadValue)."""
     head = p.next()
     layout = TLoadLayout.NORM
     if p.at("."):
@@ -344,7 +408,7 @@ def _parse_tload(p: _Parser) -> TLoadInsn:
         layout = TLoadLayout[p.next().text.upper()]
     p.expect("<", f"to open the operand list of {head.text}")
     lbs: dict[str, Operand] = {}
-    dt = pad = None
+    dt = pad_value = None
     while True:
         t = p.tok
         up = t.text.upper()
@@ -359,14 +423,18 @@ def _parse_tload(p: _Parser) -> TLoadInsn:
                 p.error("DataType given twice")
             dt = _dtype(p.next().text)
         elif t.kind == "name" and t.text.capitalize() in PadValue.__members__:
-            if pad is not None:
+            if not pad:
+                p.error(f"{head.text.upper()} takes no PadValue: it writes the footprint "
+                        f"and nothing else")
+            if pad_value is not None:
                 p.error("PadValue given twice")
-            pad = PadValue[p.next().text.capitalize()]
+            pad_value = PadValue[p.next().text.capitalize()]
         elif t.kind == "name" and up == "FP8":
             p.error("FP8 is ambiguous: write E4M3 or E5M2")
         else:
-            p.error(f"expected LB0:, LB1:, LB2:, a DataType ({', '.join(DTYPES)}) or a "
-                    f"PadValue (Null, Zero, Max, Min), found '{t.text or 'end of line'}'")
+            p.error(f"expected LB0:, LB1:, LB2:, a DataType ({', '.join(DTYPES)})"
+                    + (" or a PadValue (Null, Zero, Max, Min)" if pad else "")
+                    + f", found '{t.text or 'end of line'}'")
         if p.at(">"):
             close = p.next()
             break
@@ -377,6 +445,11 @@ def _parse_tload(p: _Parser) -> TLoadInsn:
         p.error("a DataType is required", close)
     if p.at(","):                           # the LLVM toolchain writes no comma here
         p.next()
+    return layout, lbs, dt, PadValue.Null if pad_value is None else pad_value
+
+
+def _parse_sources(p: _Parser) -> tuple[str, str | None]:
+    """``[RegSrc0, RegSrc1]`` -> (base, stride or None)."""
     p.expect("[", "to open the source registers [RegSrc0, RegSrc1]")
     base = p.register("RegSrc0")
     stride = None
@@ -384,6 +457,12 @@ def _parse_tload(p: _Parser) -> TLoadInsn:
         p.next()
         stride = p.register("RegSrc1")
     p.expect("]", "to close the source registers")
+    return base, stride
+
+
+def _parse_tload(p: _Parser) -> TLoadInsn:
+    layout, lbs, dt, pad = _parse_selector_operands(p, pad=True)
+    base, stride = _parse_sources(p)
     deps = []
     while True:
         p.expect(",", "before the destinations '->'")
@@ -421,7 +500,7 @@ def _parse_tload(p: _Parser) -> TLoadInsn:
         if p.tok.kind == "arrow":           # '->T<8KB>, ->T<8KB>': the arrow repeated per output
             p.next()
     p.end()
-    return TLoadInsn(layout=layout, dtype=dt, pad=PadValue.Null if pad is None else pad,
+    return TLoadInsn(layout=layout, dtype=dt, pad=pad,
                      valid_col=lbs["LB0"], valid_row=lbs.get("LB1", Operand("zero", 1)),
                      col=lbs.get("LB2"), base=base, stride=stride, dsts=tuple(dsts),
                      dep_srcs=tuple(deps), dep_dst=dep_dst)
@@ -468,7 +547,46 @@ def _parse_elementwise(p: _Parser) -> ElementwiseInsn:
     return ElementwiseInsn(op, a, b, dst)
 
 
-def parse_line(line: str, lineno: int | None = None) -> TLoadInsn | ElementwiseInsn | None:
+def _parse_tstore(p: _Parser) -> TStoreInsn:
+    layout, lbs, dt, _ = _parse_selector_operands(p, pad=False)
+    if p.at("["):
+        p.error("expected the source tile register (e.g. T#1) before [RegSrc0, RegSrc1]")
+    src = _parse_tile_ref(p, "the source")
+    if src.queue in ("ACC", "S"):
+        p.error(f"TSTORE stores a tile register of T, U, M or N, not {src.queue}",
+                p.toks[p.i - 1])
+    p.expect(",", "between the source tile and [RegSrc0, RegSrc1]")
+    base, stride = _parse_sources(p)
+    deps, dep_dst = [], None
+    while p.at(","):
+        p.next()
+        t = p.tok
+        if t.kind == "arrow":
+            p.next()
+            t = p.tok
+            if t.kind == "name" and t.text.upper() in QUEUES and t.text != "d":
+                p.error("a TSTORE writes memory and has no destination register; '->' "
+                        "gives only DepDst (->d)")
+            dep_dst = _dependency(p)
+            if dep_dst is None:
+                p.error(f"expected DepDst after '->' (d, D<n> or d#<n>), found "
+                        f"'{t.text or 'end of line'}'", t)
+            break
+        dep = _dependency(p)
+        if dep is None or dep == "d":
+            p.error(f"expected a dependency (D<n> or d#<n>) or '->' and DepDst, found "
+                    f"'{t.text or 'end of line'}'", t)
+        if len(deps) == 3:
+            p.error("at most 3 dependencies (DepSrc0..2)", t)
+        deps.append(dep)
+    p.end()
+    return TStoreInsn(layout=layout, dtype=dt, valid_col=lbs["LB0"], src=src,
+                      valid_row=lbs.get("LB1", Operand("zero", 1)), col=lbs.get("LB2"),
+                      base=base, stride=stride, dep_srcs=tuple(deps), dep_dst=dep_dst)
+
+
+def parse_line(line: str, lineno: int | None = None) \
+        -> TLoadInsn | TStoreInsn | ElementwiseInsn | None:
     """Parse one program line; None for a blank or comment-only line."""
     p = _Parser(line, lineno)
     t = p.tok
@@ -477,9 +595,11 @@ def parse_line(line: str, lineno: int | None = None) -> TLoadInsn | ElementwiseI
     mnemonic = t.text.upper()
     if t.kind == "name" and mnemonic == "TLOAD":
         return _parse_tload(p)
+    if t.kind == "name" and mnemonic == "TSTORE":
+        return _parse_tstore(p)
     if t.kind == "name" and mnemonic in ("TADD", "TSUB"):
         return _parse_elementwise(p)
-    p.error(f"unknown instruction '{t.text}' (TLOAD, TADD, TSUB)")
+    p.error(f"unknown instruction '{t.text}' (TLOAD, TSTORE, TADD, TSUB)")
 
 
 def parse_tload(text: str) -> TLoadInsn:
@@ -489,7 +609,15 @@ def parse_tload(text: str) -> TLoadInsn:
     return insn
 
 
-def parse_program(text: str) -> list[tuple[int, TLoadInsn | ElementwiseInsn]]:
+def parse_transfer(text: str) -> TLoadInsn | TStoreInsn:
+    """A TLOAD or a TSTORE (what ``asm`` takes)."""
+    insn = parse_line(text)
+    if not isinstance(insn, (TLoadInsn, TStoreInsn)):
+        raise AsmError("expected a TLOAD or TSTORE instruction", text, 0)
+    return insn
+
+
+def parse_program(text: str) -> list[tuple[int, TLoadInsn | TStoreInsn | ElementwiseInsn]]:
     """(line number, instruction) for every non-blank line of a program."""
     out = []
     for n, line in enumerate(text.splitlines(), start=1):
@@ -501,17 +629,23 @@ def parse_program(text: str) -> list[tuple[int, TLoadInsn | ElementwiseInsn]]:
 
 # --- block template ------------------------------------------------------------------------
 
-def assemble(insn: TLoadInsn | str) -> list[BlockRecord]:
-    """A TLOAD -> its block template (D9), as ordered records."""
+def assemble(insn: TLoadInsn | TStoreInsn | str) -> list[BlockRecord]:
+    """A TLOAD or TSTORE -> its block template (D9, D15), as ordered records.  A TSTORE's
+    B.DATR gives the layout alone and its B.IOT names the source register."""
     if isinstance(insn, str):
-        insn = parse_tload(insn)
-    recs = [BlockRecord("BSTART.TMA", ("TLOAD", insn.dtype.name)),
-            BlockRecord("B.DATR", (insn.layout.name, insn.pad.name))]
+        insn = parse_transfer(insn)
+    store = isinstance(insn, TStoreInsn)
+    recs = [BlockRecord("BSTART.TMA", ("TSTORE" if store else "TLOAD", insn.dtype.name)),
+            BlockRecord("B.DATR", (insn.layout.name,) if store
+                        else (insn.layout.name, insn.pad.name))]
     for lb, op in (("LB0", insn.valid_col), ("LB1", insn.valid_row), ("LB2", insn.col)):
         recs.append(BlockRecord("B.DIM", (op.reg, str(op.imm), f"->{lb}")))
-    for k, (q, s) in enumerate(insn.dsts):
-        last = ("last",) if k == len(insn.dsts) - 1 else ()
-        recs.append(BlockRecord("B.IOT", last + (f"->{q}<{format_size(s)}>",)))
+    if store:
+        recs.append(BlockRecord("B.IOT", ("last", str(insn.src))))
+    else:
+        for k, (q, s) in enumerate(insn.dsts):
+            last = ("last",) if k == len(insn.dsts) - 1 else ()
+            recs.append(BlockRecord("B.IOT", last + (f"->{q}<{format_size(s)}>",)))
     recs.append(BlockRecord("B.IOR", (insn.base,) + ((insn.stride,) if insn.stride else ())))
     if insn.dep_srcs or insn.dep_dst:
         recs.append(BlockRecord("B.IOD", insn.dep_srcs
@@ -557,8 +691,9 @@ def parse_block(text: str) -> list[BlockRecord]:
     return recs
 
 
-def disassemble(records: list[BlockRecord] | str) -> TLoadInsn:
-    """Block template -> the TLOAD it encodes.  Raises AsmError on a malformed template."""
+def disassemble(records: list[BlockRecord] | str) -> TLoadInsn | TStoreInsn:
+    """Block template -> the TLOAD or TSTORE it encodes.  Raises AsmError on a malformed
+    template."""
     if isinstance(records, str):
         records = parse_block(records)
     by_op: dict[str, list[BlockRecord]] = {}
@@ -570,14 +705,18 @@ def disassemble(records: list[BlockRecord] | str) -> TLoadInsn:
         raise AsmError(msg, text, 0)
 
     head = by_op.get("BSTART.TMA", [None])[0]
-    if head is None or len(head.args) != 2 or head.args[0] != "TLOAD":
-        bad("the template must start with BSTART.TMA TLOAD, DataType", head)
+    if head is None or len(head.args) != 2 or head.args[0] not in ("TLOAD", "TSTORE"):
+        bad("the template must start with BSTART.TMA TLOAD|TSTORE, DataType", head)
+    store = head.args[0] == "TSTORE"
     try:
         dt = _dtype(head.args[1])
     except ValueError as e:
         bad(str(e), head)
     datr = by_op.get("B.DATR", [None])[0]
-    if datr is None or len(datr.args) != 2 or datr.args[0] not in TLoadLayout.__members__ \
+    if store:
+        if datr is None or len(datr.args) != 1 or datr.args[0] not in TLoadLayout.__members__:
+            bad("B.DATR of a TSTORE must give the Layout", datr)
+    elif datr is None or len(datr.args) != 2 or datr.args[0] not in TLoadLayout.__members__ \
             or datr.args[1] not in PadValue.__members__:
         bad("B.DATR must give Layout, PadValue", datr)
     lbs = {}
@@ -594,6 +733,31 @@ def disassemble(records: list[BlockRecord] | str) -> TLoadInsn:
         lbs[r.args[2][2:]] = Operand(r.args[0], imm)
     if "LB0" not in lbs:
         bad("B.DIM ->LB0 (ValidCol) is missing")
+    ior = by_op.get("B.IOR", [None])[0]
+    if ior is None or not 1 <= len(ior.args) <= 2 or any(a not in SCALAR_REGS for a in ior.args):
+        bad("B.IOR must be 'RegSrc0[, RegSrc1]'", ior)
+    deps, dep_dst = [], None
+    for r in by_op.get("B.IOD", []):
+        for a in filter(None, r.args):          # the toolchain prints 'B.IOD , ->d'
+            if a.startswith("->"):
+                dep_dst = a[2:]
+            else:
+                deps.append(a)
+    common = dict(layout=TLoadLayout[datr.args[0]], dtype=dt, valid_col=lbs["LB0"],
+                  valid_row=lbs.get("LB1", Operand("zero", 1)), col=lbs.get("LB2"),
+                  base=ior.args[0], stride=ior.args[1] if len(ior.args) > 1 else None,
+                  dep_srcs=tuple(deps), dep_dst=dep_dst)
+    if store:
+        iots = by_op.get("B.IOT", [])
+        if len(iots) != 1 or not 1 <= len(iots[0].args) <= 2:
+            bad("a TSTORE has one B.IOT: '[last,] Q#k[.reuse]'", iots[0] if iots else None)
+        try:
+            src = parse_tile_ref(iots[0].args[-1])
+        except ValueError as e:
+            bad(str(e), iots[0])
+        if src.queue not in ("T", "U", "M", "N"):
+            bad(f"TSTORE stores a tile register of T, U, M or N, not {src.queue}", iots[0])
+        return TStoreInsn(src=src, **common)
     dsts = []
     for r in by_op.get("B.IOT", []):
         m = _IOT.match(r.args[-1]) if r.args else None
@@ -611,18 +775,4 @@ def disassemble(records: list[BlockRecord] | str) -> TLoadInsn:
         dsts.append((m["q"], size))
     if not dsts:
         bad("no B.IOT destination")
-    ior = by_op.get("B.IOR", [None])[0]
-    if ior is None or not 1 <= len(ior.args) <= 2 or any(a not in SCALAR_REGS for a in ior.args):
-        bad("B.IOR must be 'RegSrc0[, RegSrc1]'", ior)
-    deps, dep_dst = [], None
-    for r in by_op.get("B.IOD", []):
-        for a in filter(None, r.args):          # the toolchain prints 'B.IOD , ->d'
-            if a.startswith("->"):
-                dep_dst = a[2:]
-            else:
-                deps.append(a)
-    return TLoadInsn(layout=TLoadLayout[datr.args[0]], dtype=dt, pad=PadValue[datr.args[1]],
-                     valid_col=lbs["LB0"], valid_row=lbs.get("LB1", Operand("zero", 1)),
-                     col=lbs.get("LB2"), base=ior.args[0],
-                     stride=ior.args[1] if len(ior.args) > 1 else None,
-                     dsts=tuple(dsts), dep_srcs=tuple(deps), dep_dst=dep_dst)
+    return TLoadInsn(pad=PadValue[datr.args[1]], dsts=tuple(dsts), **common)

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .asm import ElementwiseInsn, TLoadInsn, parse_line, parse_program
+from .asm import ElementwiseInsn, TLoadInsn, TStoreInsn, parse_line, parse_program
 from .dtypes import Profile
 from .faults import Fault, IllegalInstruction
 from .tiles import TileRegisterFile
 from .tload import LCFR, TileImage, TLoadParams, tload, tload_reference
+from .tstore import TStoreParams, plan_tstore, tstore, tstore_reference
 from .vector import ARITH, elementwise
 
 __all__ = ["Machine", "StepResult"]
@@ -25,15 +26,17 @@ __all__ = ["Machine", "StepResult"]
 @dataclass
 class StepResult:
     insn: object
-    params: TLoadParams | None = None
+    params: TLoadParams | TStoreParams | None = None
     tiles: list[TileImage] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
+    #: a TSTORE's memory writes: the addresses it wrote (each once), and their count
+    stored: np.ndarray | None = None
 
 
 class Machine:
     """Global memory + scalar registers + tile register file.
 
-    ``impl`` selects the TLOAD model: ``"fast"`` (vectorized, default) or
+    ``impl`` selects the TLOAD and TSTORE models: ``"fast"`` (vectorized, default) or
     ``"reference"`` (the seed's loops).  ``arith`` selects the TADD/TSUB arithmetic:
     ``"full"`` (default) or ``"integer"`` (the RTL tile system's: the floating-point forms
     are IllegalInstruction).
@@ -45,7 +48,8 @@ class Machine:
         if isinstance(memory, int):
             memory = np.zeros(memory, dtype=np.uint8)
         self.memory = np.frombuffer(bytes(memory), dtype=np.uint8).copy() \
-            if isinstance(memory, (bytes, bytearray)) else np.asarray(memory, dtype=np.uint8)
+            if isinstance(memory, (bytes, bytearray)) else np.array(memory, dtype=np.uint8)
+        # (a copy: TSTORE writes it, and the caller's image stays the initial memory)
         self.regs: dict[str, int] = dict(regs or {})
         self.profile = Profile(profile)
         self.lcfr = lcfr
@@ -53,12 +57,13 @@ class Machine:
         if impl not in ("fast", "reference"):
             raise ValueError(f"impl={impl!r}: choose 'fast' or 'reference'")
         self._tload = tload if impl == "fast" else tload_reference
+        self._tstore = tstore if impl == "fast" else tstore_reference
         if arith not in ARITH:
             raise ValueError(f"arith={arith!r}: choose one of {', '.join(map(repr, ARITH))}")
         self.arith = arith
         self._count = 0             # instructions run
 
-    def execute(self, insn: TLoadInsn | ElementwiseInsn | str,
+    def execute(self, insn: TLoadInsn | TStoreInsn | ElementwiseInsn | str,
                 line: int | None = None) -> StepResult:
         """Run one instruction.  ``line``: its line in the program, which a later
         TileAllocation fault names (default: its position among the instructions this
@@ -72,6 +77,17 @@ class Machine:
             images = self._tload(self.memory, params, self.profile, self.lcfr)
             names = self.tiles.commit([], images, line)
             return StepResult(insn, params, images, names)
+        if isinstance(insn, TStoreInsn):
+            # the source first (TileReleased), then every rule of the store, then memory
+            # and the release at commit: a fault writes nothing and releases nothing
+            params = insn.resolve(self.regs)
+            src = self.tiles.read(insn.src)
+            name = f"the source {insn.src.queue}#{insn.src.index}"
+            plan_tstore(params, src, self.memory.size, name)
+            stored = np.unique(np.asarray(self._tstore(self.memory, params, src, name),
+                                          dtype=np.int64))
+            self.tiles.commit([insn.src], [], line)
+            return StepResult(insn, params, [], [], stored)
         if isinstance(insn, ElementwiseInsn):
             a = self.tiles.read(insn.src0)
             b = self.tiles.read(insn.src1)

@@ -8,7 +8,8 @@ import sys
 import numpy as np
 
 from tilecosim import ops
-from tilecosim.model.asm import RegisterError, TLoadInsn, parse_program, parse_tload, records_text
+from tilecosim.model.asm import (RegisterError, TLoadInsn, TStoreInsn, parse_program, parse_tload,
+                                 parse_transfer, records_text)
 from tilecosim.model.display import format_tile
 from tilecosim.model.faults import Fault
 from tilecosim.model.machine import Machine
@@ -67,26 +68,29 @@ def add_parsers(sub) -> dict:
     t.add_argument("--storage", type=int_arg("--storage", 0), default=0, metavar="N",
                    help="also list the (row,col) of the first N elements in storage order")
 
-    a = sub.add_parser("asm", help="assemble a TLOAD: block template and decoded fields",
-                       formatter_class=FMT, description="""\
-Assemble one TLOAD into its block template (BSTART.TMA, B.DATR, B.DIM, B.IOT, B.IOR,
-B.IOD) and print the decoded fields; with --reg, also the evaluated values.
+    a = sub.add_parser("asm", help="assemble a TLOAD or TSTORE: block template and decoded "
+                                   "fields", formatter_class=FMT, description="""\
+Assemble one TLOAD or TSTORE into its block template (BSTART.TMA, B.DATR, B.DIM, B.IOT,
+B.IOR, B.IOD) and print the decoded fields; with --reg, also the evaluated values.
 
-example:
+examples:
   tilecosim asm 'TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16, Zero>, [a2, a0], ->T<2KB>' \\
       --reg a0=8 --reg a1=118 --reg a2=0
+  tilecosim asm 'TSTORE.ND2ZN <LB0:20, LB1:10, LB2:32, FP16> T#1.reuse, [a0, a1], ->d'
 """)
-    a.add_argument("asm", metavar="ASM", help="the TLOAD in the seed's assembly syntax")
+    a.add_argument("asm", metavar="ASM", help="the TLOAD or TSTORE in assembly syntax")
     add_regs(a)
     a.add_argument("--json", action="store_true", help="print one JSON object as the last line")
 
-    r = sub.add_parser("run", help="run a program of TLOAD/TADD/TSUB lines on the machine "
-                                   "or on the RTL tile system",
+    r = sub.add_parser("run", help="run a program of TLOAD/TSTORE/TADD/TSUB lines on the "
+                                   "machine or on the RTL tile system",
                        formatter_class=FMT, description="""\
 Run a program (one instruction per line; ';' or '#' comments) on the golden machine:
 global memory, scalar registers and the tile register file.  Prints each step and the
 live tile registers at the end.  A fault stops the program (exit 3); the faulting
-instruction changes nothing.
+instruction changes nothing.  A TSTORE writes its footprint to global memory; --out saves
+the final memory and live registers.  (TSTORE runs on golden only for now: the RTL tile
+system does not have it yet.)
 
 With --backend amaranth, icarus or verilator the program also runs on the RTL tile system
 (TileRegisterFile + TLOAD engine + integer TADD/TSUB), its instructions entering as block
@@ -121,6 +125,10 @@ run it (the program reads a0, a1 and a2: give each a value with --reg):
                         "point; the default on golden) or integer (the RTL's; the default, "
                         "and the only choice, with an HDL backend)")
     add_hdl_options(r, transpose=False)
+    r.add_argument("--out", metavar="FILE.npz",
+                   help="write the final state: 'memory' (global memory, uint8) and, for "
+                        "each live register, its image under its name ('T#1') and the "
+                        "defined bytes under the name and '.valid' ('T#1.valid')")
     r.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     r.add_argument("--full", action="store_true", help="print whole matrices")
 
@@ -213,7 +221,7 @@ def _bench_failed(params, memory, cfg, e):
 
 def cmd_asm(args) -> int:
     regs = parse_regs(args.reg)
-    insn = parse_tload(args.asm)
+    insn = parse_transfer(args.asm)
     records = insn.records()
     values, unset = None, None
     try:
@@ -254,6 +262,8 @@ def cmd_run(args) -> int:
     if hdl and lcfr.max_size > RTL_MAX_SLOT:
         raise UsageError(f"--lcfr {lcfr.min_size}:{lcfr.max_size}: the RTL keeps 64 registers "
                          f"of MAX bytes each; MAX at most {RTL_MAX_SLOT} on the simulators")
+    check_writable("--out", args.out, (".npz",), "a NumPy archive of memory and the live "
+                   "registers")
     regs = parse_regs(args.reg)
     check_memory_args(args)                  # before standard input is read
     if args.program == "-":
@@ -263,40 +273,72 @@ def cmd_run(args) -> int:
             raise UsageError(f"PROGRAM '-': more than {MAX_PROGRAM} bytes on standard input")
     else:
         data = read_file("PROGRAM", args.program, MAX_PROGRAM,
-                         "an assembly file (TLOAD, TADD, TSUB lines)").tobytes()
+                         "an assembly file (TLOAD, TSTORE, TADD, TSUB lines)").tobytes()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise UsageError(f"PROGRAM {args.program!r}: not UTF-8 text (byte {e.start}: "
                          f"{data[e.start]:#04x})") from None
     program = parse_program(text)
+    store = next((line for line, i in program if isinstance(i, TStoreInsn)), None)
+    if hdl and store is not None:
+        raise UsageError(f"--backend {args.backend}: PROGRAM line {store} is a TSTORE, which "
+                         f"the RTL tile system does not run yet; run it with --backend golden")
     first = next((i for _, i in program if isinstance(i, TLoadInsn)), None)
     memory = memory_of(args, first.dtype if first else "U8")
+    machines = []
     steps = golden_steps(program, regs, memory, args.profile,
-                         (lcfr.min_size, lcfr.max_size), arith, records=hdl)
+                         (lcfr.min_size, lcfr.max_size), arith, records=hdl,
+                         machine_out=machines)
     fault = steps[-1].fault if steps else None
     result = _run_program_hdl(args, steps, memory, lcfr) if hdl else None
+    if args.out:
+        _write_state(args.out, machines[0])
     if args.json:
         emit_json({"op": "run", "backend": args.backend,
                    "cycles": result["cycles"] if result else None,
                    "match": result["match"] if result else None,
                    "fault": fault, "arith": arith,
                    "steps": [{"line": s.line, "insn": s.text, "names": s.names,
+                              "stored_bytes": None if s.stored is None else len(s.stored[0]),
                               "fault": s.fault} for s in steps],
+                   "out": args.out,
                    "mismatches": result["problems"] if result else []})
     else:
         for s in steps:
             if s.fault:
                 print(f"line {s.line}: {s.text}\n  fault: {s.fault['name']}: "
                       f"{s.fault['message']}\n  (nothing changed; program stopped)")
+            elif s.stored is not None:
+                print(f"line {s.line}: {s.text}  ->  {_stored_text(s.stored[0])}")
             else:
                 print(f"line {s.line}: {s.text}  ->  {', '.join(s.names)}")
         _print_live(steps[-1].live if steps else [], args.full)
         if result:
             print(result["summary"])
+        if args.out:
+            print(f"wrote {args.out}: memory and {len(steps[-1].live) if steps else 0} live "
+                  f"register(s)")
     if fault:
         print(f"line {steps[-1].line}: {fault['name']}: {fault['message']}", file=sys.stderr)
     return exit_status(result, EXIT_FAULT if fault else EXIT_OK)
+
+
+def _stored_text(addrs) -> str:
+    """``wrote 320 bytes in 0x800..0x9ff`` (or ``wrote nothing``)."""
+    if not len(addrs):
+        return "wrote nothing (an empty footprint)"
+    return f"wrote {len(addrs)} bytes in {int(addrs[0]):#x}..{int(addrs[-1]):#x}"
+
+
+def _write_state(path: str, machine) -> None:
+    """--out of ``run``: the final global memory and every live register (the state after
+    the last instruction that completed; a faulting one changed nothing)."""
+    arrays = {"memory": machine.memory}
+    for name, img in machine.tiles.live():
+        arrays[name] = np.asarray(img.data, dtype=np.uint8)
+        arrays[f"{name}.valid"] = np.asarray(img.valid, dtype=bool)
+    write_npz("--out", path, arrays)
 
 
 def _run_program_hdl(args, steps, memory, lcfr) -> dict:

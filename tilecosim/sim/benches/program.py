@@ -80,6 +80,8 @@ class GoldenStep:
     names: list[str]
     live: list                          # [(name, TileImage)] after it
     write_bytes: int = 0                # bytes of the tiles it writes
+    #: a TSTORE's global-memory writes: (addresses int64[], their bytes after it uint8[])
+    stored: tuple | None = None
 
 
 @dataclass
@@ -102,11 +104,14 @@ class ProgramResult:
 
 def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
                  lcfr: tuple[int, int] = DEFAULT_LCFR, arith: str = "integer",
-                 records: bool = True) -> list[GoldenStep]:
+                 records: bool = True, machine_out: list | None = None) -> list[GoldenStep]:
     """Run ``program`` ([(line, insn)]) on the Machine, up to and including its first
     fault.  A RegisterError (an unset scalar register) propagates, its message starting
-    with the line.  ``records``: encode each instruction's block records (for the RTL)."""
+    with the line.  ``records``: encode each instruction's block records (for the RTL).
+    ``machine_out``: a list the Machine is appended to (its final memory and registers)."""
     machine = Machine(np.asarray(mem, dtype=np.uint8), regs, profile, LCFR(*lcfr), arith=arith)
+    if machine_out is not None:
+        machine_out.append(machine)
     steps = []
     for line, insn in program:
         try:
@@ -120,8 +125,9 @@ def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
                                     {"name": f.name, "code": f.code, "message": f.message},
                                     [], machine.tiles.live()))
             break
+        stored = None if step.stored is None else (step.stored, machine.memory[step.stored])
         steps.append(GoldenStep(line, insn.text(), beats, None, step.names,
-                                machine.tiles.live(), sum(t.size for t in step.tiles)))
+                                machine.tiles.live(), sum(t.size for t in step.tiles), stored))
     return steps
 
 
