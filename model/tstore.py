@@ -17,12 +17,14 @@ at RegSrc0, rows (ND) or columns (DN) RegSrc1 bytes apart.
   element size it keeps beside each register.
 * Nothing outside the footprint changes; there is no padding.  A footprint of zero rows
   or columns writes nothing (and cannot be out of bounds).
-* Rows that overlap in memory (a stride below the row's bytes) are written in order: the
-  later row (ND) or column (DN) wins, as the RTL writes them.
+* Rows (ND) or columns (DN) that would overlap in memory -- more than one, with a stride
+  below their bytes -- are IllegalParameter on RegSrc1.  The manual gives no order among a
+  store's writes, and an engine that moves squares (ND2ZN, DN2NZ) writes them out of row
+  order: a footprint whose bytes would depend on that order is refused, not left undefined.
 * Faults, first broken rule first, before any byte is written: the source (TileReleased,
   IllegalInstruction: the Machine's lookup), the element size, Col >= 1, ValidCol <= Col,
   Size a whole number of Col-element rows, ValidRow <= Row, the NZ/ZN fractal multiples of
-  Row and Col, then OutOfBounds for a footprint past the end of memory.
+  Row and Col, overlapping rows, then OutOfBounds for a footprint past the end of memory.
 
 :func:`tstore` is vectorized; :func:`tstore_reference` transcribes TLOAD's seed loops with
 the assignment turned round (memory <- tile), element by element.  Both return the
@@ -137,6 +139,11 @@ def plan_tstore(p: TStoreParams, src: TileImage, mem_size: int,
     else:
         stride = p.stride
     pl = TStorePlan(p, src.size, col, row, stride)
+    if pl.outer > 1 and pl.inner and stride < pl.inner * e:
+        what = "columns" if p.layout.source_dn else "rows"
+        raise IllegalParameter("RegSrc1", stride, f"the footprint's {pl.outer} {what} of "
+                               f"{pl.inner * e} B would overlap in memory (stride below "
+                               f"{pl.inner * e} B)")
     span = pl.span()
     if span is not None and span[1] >= mem_size:
         raise OutOfBounds("RegSrc0", p.base, f"the footprint covers bytes {span[0]:#x}.."
@@ -158,8 +165,7 @@ def _runs(pl: TStorePlan, src: TileImage) -> np.ndarray:
 
 def tstore(mem: np.ndarray, p: TStoreParams, src: TileImage,
            src_name: str = "source") -> np.ndarray:
-    """Vectorized TSTORE: writes ``mem`` in place; returns the addresses written, in order
-    (each once, the last writer's)."""
+    """Vectorized TSTORE: writes ``mem`` in place; returns the addresses written, sorted."""
     pl = plan_tstore(p, src, mem.size, src_name)
     if pl.span() is None:
         return np.zeros(0, dtype=np.int64)
@@ -167,20 +173,10 @@ def tstore(mem: np.ndarray, p: TStoreParams, src: TileImage,
     run_bytes = runs.shape[1]
     # a stride multiplies only from the second run on; over one it may be any 64-bit value
     stride = pl.stride if pl.outer > 1 else 0
-    if pl.outer == 1 or stride >= run_bytes:       # no two runs overlap
-        addrs = (p.base + np.arange(pl.outer, dtype=np.int64)[:, None] * stride
-                 + np.arange(run_bytes, dtype=np.int64)[None, :]).reshape(-1)
-        mem[addrs] = runs.reshape(-1)
-        return addrs
-    for k in range(pl.outer):                      # overlapping runs: in order, later wins
-        a = p.base + k * stride
-        mem[a:a + run_bytes] = runs[k]
-    first = p.base
-    last = p.base + (pl.outer - 1) * stride + run_bytes
-    touched = np.zeros(last - first, dtype=bool)
-    for k in range(pl.outer):
-        touched[k * stride:k * stride + run_bytes] = True
-    return first + np.flatnonzero(touched)
+    addrs = (p.base + np.arange(pl.outer, dtype=np.int64)[:, None] * stride
+             + np.arange(run_bytes, dtype=np.int64)[None, :]).reshape(-1)
+    mem[addrs] = runs.reshape(-1)                  # no two runs overlap (plan_tstore)
+    return np.sort(addrs)
 
 
 def tstore_reference(mem: np.ndarray, p: TStoreParams, src: TileImage,
@@ -188,7 +184,7 @@ def tstore_reference(mem: np.ndarray, p: TStoreParams, src: TileImage,
     """TLOAD's seed loops with the assignment turned round: for every element (i, j) of
     the footprint, in memory order, its bytes move from the tile offset of the selector's
     tile layout to the memory address of its memory side.  Returns the addresses written,
-    in the order written (repeats included)."""
+    in the order written."""
     pl = plan_tstore(p, src, mem.size, src_name)
     size_of = p.esize
     row, col = pl.row, pl.col

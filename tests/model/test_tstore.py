@@ -56,6 +56,12 @@ def test_tload_then_tstore_reproduces_the_footprint_and_nothing_else(case, gap, 
     regs = {"a0": p.base, "a1": stride, "a2": dst + p.base}
     m = Machine(memory, regs)
     m.execute(_asm_tload(p))
+    outer, inner = (p.valid_col, p.valid_row) if p.layout.source_dn else (p.valid_row, p.valid_col)
+    if outer > 1 and inner and stride < inner * e:        # rows that overlap: refused
+        with pytest.raises(IllegalParameter, match="overlap"):
+            m.execute(_asm(p, f"{p.outputs[0][0]}#1", "a2"))
+        assert np.array_equal(m.memory, memory)
+        return
     m.execute(_asm(p, f"{p.outputs[0][0]}#1", "a2"))
     off = _footprint(p.layout, p.valid_row, p.valid_col, e, stride)
     want = memory.copy()
@@ -113,7 +119,7 @@ def test_dn2zn_writes_columns_and_nd2nz_reads_the_same_bytes_as_nz():
 @settings(max_examples=300)
 @given(legal_tloads(max_outputs=1), st.integers(0, 2**32 - 1))
 def test_the_vectorized_model_equals_the_loops(case, seed):
-    """Overlapping strides included (the later row or column wins in both)."""
+    """Both write the same bytes, each once, or raise the same fault."""
     p, mem = case
     tile_p = dataclasses.replace(p, base=0, stride=None, valid_row=p.valid_row,
                                  valid_col=p.valid_col)
@@ -126,10 +132,17 @@ def test_the_vectorized_model_equals_the_loops(case, seed):
     sp = TStoreParams(tile_p.layout, p.dtype, p.valid_col, p.base, p.valid_row, p.col,
                       p.stride)
     a, b = mem.copy(), mem.copy()
-    wa = tstore(a, sp, tile)
+    try:
+        wa = tstore(a, sp, tile)
+    except IllegalParameter as f:
+        with pytest.raises(IllegalParameter) as e:
+            tstore_reference(b, sp, tile)
+        assert (e.value.field, e.value.value) == (f.field, f.value)
+        assert np.array_equal(a, mem) and np.array_equal(b, mem)
+        return
     wb = tstore_reference(b, sp, tile)
     assert np.array_equal(a, b)
-    assert sorted(set(wb)) == list(wa)
+    assert sorted(wb) == list(wa)                 # each byte once: nothing overlaps
 
 
 def _machine(prog: str, size: int = 8192, **regs):
@@ -183,14 +196,22 @@ def test_same_size_types_are_a_bit_copy_and_an_empty_footprint_writes_nothing():
     assert step.stored.size == 0 and np.array_equal(m.memory, before)
 
 
-def test_a_later_row_wins_where_rows_overlap():
-    """Stride 2 bytes with 4-byte rows (b16, LB0 2): row i's element 1 is row i+1's
-    element 0; the later row's value stays."""
-    m = _machine(LOAD, a1=4096, a3=2)
-    m.execute("TSTORE.NORM <LB0:2, LB1:3, LB2:16, S16>, T#1, [a1, a3]")
-    got = list(np.frombuffer(m.memory[4096:4104].tobytes(), np.uint16))
-    tile = np.arange(8192, dtype=np.uint32).astype(np.uint8)[:512].view(np.uint16)
-    assert got == [tile[0], tile[16], tile[32], tile[33]]
+@pytest.mark.parametrize("store,ok", [
+    ("TSTORE.NORM <LB0:2, LB1:3, LB2:16, S16>, T#1, [a1, a3]", False),   # 4 B rows, 2 B apart
+    ("TSTORE.NORM <LB0:2, LB1:1, LB2:16, S16>, T#1, [a1, a3]", True),    # one row: no overlap
+    ("TSTORE.NORM <LB0:1, LB1:3, LB2:16, S16>, T#1, [a1, a3]", True),    # 2 B rows, 2 B apart
+    ("TSTORE.DN2ZN <LB0:3, LB1:2, LB2:16, S16>, T#1, [a1, a3]", False),  # 4 B columns
+    ("TSTORE.NORM <LB0:0, LB1:3, LB2:16, S16>, T#1, [a1, a3]", True),    # empty
+])
+def test_rows_that_would_overlap_are_refused(store, ok):
+    """Rows (columns) 2 bytes apart: overlapping when a row holds more than 2 bytes."""
+    m = _machine("TLOAD.NORM <LB0:16, LB1:32, LB2:16, S16>, [a0], ->T<1KB>", a1=4096, a3=2)
+    if ok:
+        m.execute(store)
+        return
+    with pytest.raises(IllegalParameter) as e:
+        m.execute(store)
+    assert e.value.field == "RegSrc1" and "overlap" in e.value.message
 
 
 #: the two TSTORE lines of the Linx LLVM toolchain's test (llvm/test/MC/LinxV5/
