@@ -15,6 +15,7 @@ from tilecosim.hdl.tload.decode import TLoadDecoder
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.padmerge import PadMerge
 from tilecosim.hdl.transpose import ChunkTranspose, NaiveTranspose, SquareTranspose
+from tilecosim.hdl.tstore.engine import TStoreEngine
 
 CASES = [
     (lambda: TLoadEngine(width=48), "width=48"),
@@ -27,6 +28,8 @@ CASES = [
     (lambda: TLoadEngine(lcfr=(256, 1000)), r"lcfr=\(256, 1000\)"),
     (lambda: TLoadEngine(lcfr=(128, 1024)), r"lcfr=\(128, 1024\)"),
     (lambda: TLoadDecoder(lcfr=(512, 256)), r"lcfr=\(512, 256\)"),
+    (lambda: TStoreEngine(width=48), "width=48"),
+    (lambda: TStoreEngine(lcfr=(256, 1000)), r"lcfr=\(256, 1000\)"),
     (lambda: L1L0Engine(depth=1), "depth=1"),
     (lambda: L1L0Engine(transpose="slow"), "transpose='slow'"),
     (lambda: SquareTranspose(max_rows=16), "max_rows=16"),

@@ -1,0 +1,1 @@
+"""The TSTORE engine (D15): a tile register's footprint to global memory."""

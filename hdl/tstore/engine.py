@@ -1,0 +1,299 @@
+"""The TSTORE engine: a tile register's footprint to global memory (docs/design.md D15).
+
+Ports (stream = valid/ready):
+
+* ``instr``     in  -- a TSTORE with its operands evaluated and the source register's size and
+  element size (:data:`TStoreInstr`)
+* ``mem_size``  in  -- bytes of global memory, for OutOfBounds
+* ``tile_rd``   out -- a read of the source register: {en, word}, word k = tile bytes
+  k*W .. k*W + W - 1
+* ``tile_data`` in  -- the word read, the cycle after ``tile_rd.en`` (a synchronous SRAM port)
+* ``wr``        out -- memory writes {addr, data (W bytes), be}: byte k of data goes to
+  memory[addr + k] when be[k]; any address (no alignment)
+* ``done``      out -- one completion per instruction, in order, after its last write was
+  taken, with its D8 fault code
+
+The checks are TLOAD's, by the TLOAD decoder on the TLOAD of the same fields and one output
+of the source's size (the manual: TSTORE is its inverse), plus the two rules of D15: the
+element size must be the source's, and rows (columns) may not overlap in memory.  A faulting
+TSTORE reads and writes nothing.
+
+Walks, one instruction at a time:
+
+* direct (NORM, ND2NZ, DN2ZN): memory run m (row of ND, column of DN), segment s: NORM a
+  row or W bytes of it (rows are powers of two of bytes), ND2NZ/DN2ZN one 32-byte fractal
+  line -- tile line ``s << log2_block | m``; one tile read and one write per segment;
+* transposing (ND2ZN, DN2NZ): squares of S x S elements (S = 32/esize): S tile lines
+  (columns of ZN, rows of NZ) through the :class:`SquareTranspose`, whose S columns are
+  S memory runs of 32 bytes; lines past the tile's block (b8 tiles of 16 columns or rows)
+  are fed as zeros and never read.
+
+Throughput: one segment or square line per cycle.  NORM moves W bytes a cycle when rows are
+W bytes or more; the fractal layouts move one 32-byte line a cycle (all of W at W = 32; at
+W = 64 and 128 a half and a quarter: their chunk transposer is not built yet).  Latency from
+instruction to first write: 3 cycles (direct), 3 + S (transposing).
+"""
+
+from amaranth import Const, Module, Mux, Signal
+from amaranth.lib import data, enum, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from tilecosim.hdl.common import LINE_BYTES, Completion, FaultCode, check_width
+from tilecosim.hdl.tload.decode import LOG2_LINE, MAX_LOG_SIZE, TLoadDecoder, check_config
+from tilecosim.hdl.tload.types import PadValue, TileQueue, TLoadLayout
+from tilecosim.hdl.transpose import SquareTranspose
+
+__all__ = ["TStoreEngine", "TStoreInstr", "MemWrite", "TileRead"]
+
+#: A TSTORE as the tile system hands it over: operands evaluated, and what the register file
+#: keeps of the source register (its size and element size)
+TStoreInstr = data.StructLayout({
+    "layout": TLoadLayout,
+    "dtype": 5,                   # D9 data-type code
+    "valid_col": 64,              # LB0
+    "valid_row": 64,              # LB1
+    "col": 64,                    # LB2
+    "base": 64,                   # RegSrc0
+    "stride": 64,                 # RegSrc1
+    "stride_given": 1,            # 0: RegSrc1 omitted (dense)
+    "log2_size": 5,               # the source register's Size
+    "src_log2_esize": 2,          # the element size it was written with
+})
+
+
+def MemWrite(width: int) -> data.StructLayout:
+    """A memory write of up to ``width`` bytes at any address."""
+    return data.StructLayout({"addr": 64, "data": 8 * width, "be": width})
+
+
+def TileRead(width: int) -> data.StructLayout:
+    return data.StructLayout({"en": 1, "word": MAX_LOG_SIZE - (width.bit_length() - 1)})
+
+
+#: a square in flight: its first column's address, the bytes of each column, last of all
+SquareMeta = data.StructLayout({"addr": 64, "bytes": 6, "last": 1})
+
+
+class _State(enum.Enum, shape=2):
+    IDLE = 0
+    WALK = 1          # reads issued
+    DRAIN = 2         # every read issued: the last writes leave
+    DONE = 3          # the completion
+
+
+class TStoreEngine(wiring.Component):
+    """The TSTORE engine (see module doc).
+
+    Parameters: ``width`` W (32, 64 or 128) of the tile words and the memory writes;
+    ``lcfr`` (min, max) tile sizes (the decoder's range check; the tile system gives the
+    sizes of its registers, always inside it).
+    """
+
+    def __init__(self, width: int = 32, lcfr: tuple[int, int] = (256, 256 * 1024)):
+        check_width(width)
+        check_config("finite", lcfr)
+        self.width = width
+        self.log2_w = width.bit_length() - 1
+        self.lcfr = tuple(lcfr)
+        super().__init__({
+            "instr": In(stream.Signature(TStoreInstr)),
+            "mem_size": In(64),
+            "tile_rd": Out(TileRead(width)),
+            "tile_data": In(8 * width),
+            "wr": Out(stream.Signature(MemWrite(width))),
+            "done": Out(stream.Signature(Completion)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.decoder = dec = TLoadDecoder(lcfr=self.lcfr, registered=False,
+                                                  width=self.width)
+        m.submodules.transpose = tr = SquareTranspose()
+        m.submodules.direct = wq = fifo.SyncFIFO(width=MemWrite(self.width).size + 1, depth=4)
+        m.submodules.rows = rq = fifo.SyncFIFO(width=tr.i.payload.shape().size, depth=4)
+        m.submodules.squares = sq = fifo.SyncFIFO(width=SquareMeta.size, depth=4)
+        state = Signal(_State)
+        cur = self._accept(m, dec, state)
+        self._walk(m, cur, state, wq, rq, sq, tr)
+        self._writes(m, cur, state, wq, sq, tr)
+        return m
+
+    def _accept(self, m, dec, state):
+        """An instruction through the TLOAD decoder, with D15's two rules: latched as
+        ``cur`` when idle."""
+        ins = self.instr.payload
+        t = dec.i.payload
+        m.d.comb += [t.layout.eq(ins.layout), t.dtype.eq(ins.dtype), t.pad.eq(PadValue.Null),
+                     t.valid_col.eq(ins.valid_col), t.valid_row.eq(ins.valid_row),
+                     t.col.eq(ins.col), t.base.eq(ins.base), t.stride.eq(ins.stride),
+                     t.stride_given.eq(ins.stride_given), t.n.eq(1),
+                     t.queues[0].eq(TileQueue.T), t.sizes[0].eq(Const(1, 64) << ins.log2_size),
+                     dec.mem_size.eq(self.mem_size),
+                     dec.i.valid.eq(self.instr.valid & (state == _State.IDLE)),
+                     self.instr.ready.eq(dec.i.ready & (state == _State.IDLE)),
+                     dec.o.ready.eq(state == _State.IDLE)]
+        d = dec.o.payload
+        esize_differs = d.log2_esize != ins.src_log2_esize
+        inner_bytes = d.valid_minor << d.log2_esize
+        overlap = (d.valid_major > 1) & (d.valid_minor != 0) & (d.stride < inner_bytes)
+        fault = Signal(FaultCode)
+        with m.If(d.fault == FaultCode.IllegalInstruction):
+            m.d.comb += fault.eq(d.fault)
+        with m.Elif(esize_differs | overlap | (d.fault == FaultCode.IllegalParameter)):
+            m.d.comb += fault.eq(FaultCode.IllegalParameter)
+        with m.Else():
+            m.d.comb += fault.eq(d.fault)
+        cur = Signal(data.StructLayout({"d": dec.o.payload.shape(), "fault": FaultCode}))
+        empty = (d.valid_major == 0) | (d.valid_minor == 0)
+        with m.If(dec.o.valid & dec.o.ready):
+            m.d.sync += [cur.d.eq(d), cur.fault.eq(fault),
+                         state.eq(Mux((fault != FaultCode.NONE) | empty, _State.DONE,
+                                      _State.WALK))]
+        return cur
+
+    def _walk(self, m, cur, state, wq, rq, sq, tr):
+        """Tile reads, one a cycle while the queue behind has room for their data."""
+        d = cur.d
+        W, log2_w = self.width, self.log2_w
+        log2_e = d.log2_esize
+        nz = TLoadLayout.where(d.layout, "nz_tile")
+        transposing = TLoadLayout.where(d.layout, "transposing")
+        log2_block = Mux(nz, d.log2_rows, d.log2_cols)        # lines of a fractal block
+        log2_side = Signal(3)                                 # S = 32 / esize
+        m.d.comb += log2_side.eq(LOG2_LINE - log2_e)
+        major = Signal(24)                 # direct: the memory run; transposing: its block
+        seg = Signal(24)                   # direct: the segment; transposing: minor block
+        r = Signal(6)                      # transposing: the line in the square
+        run_addr = Signal(64)              # base + major * stride (x S when transposing)
+        valid_major, valid_minor = d.valid_major, d.valid_minor
+        minor_bytes = valid_minor << log2_e
+        # NORM segments: the row, or W bytes of it; fractal lines: 32 bytes
+        log2_row_bytes = d.log2_cols + log2_e
+        log2_seg = Mux(d.layout == TLoadLayout.NORM,
+                       Mux(log2_row_bytes > log2_w, log2_w, log2_row_bytes), LOG2_LINE)
+        seg_off = (seg << log2_seg)[:24]
+
+        # one read (or one zero row) in flight: its data arrives in the next cycle
+        pend = Signal()
+        pend_meta = Signal(data.StructLayout({"addr": 64, "lane": log2_w, "bytes": 8,
+                                              "zero": 1, "last": 1, "lines": 7}))
+        room_direct = (wq.level + pend) < wq.depth
+        room_rows = (rq.level + pend) < rq.depth
+        walking = state == _State.WALK
+        go = Signal()
+        m.d.sync += pend.eq(go)
+
+        last_major = Signal()
+        tile_off = Signal(MAX_LOG_SIZE + 1)
+        exists = Signal(init=1)            # transposing: the line is inside the tile
+        with m.If(~transposing):
+            line = (seg << log2_block) | major
+            m.d.comb += [
+                tile_off.eq(Mux(d.layout == TLoadLayout.NORM,
+                                (major << log2_row_bytes) + seg_off, line << LOG2_LINE)),
+                go.eq(walking & room_direct)]
+            seg_last = ((seg + 1) << log2_seg) >= minor_bytes
+            left = minor_bytes - seg_off
+            m.d.comb += last_major.eq(major + 1 == valid_major)
+            with m.If(go):
+                m.d.sync += [pend_meta.addr.eq(run_addr + seg_off),
+                             pend_meta.lane.eq(tile_off[:log2_w]),
+                             pend_meta.bytes.eq(Mux(left > (1 << log2_seg), 1 << log2_seg, left)),
+                             pend_meta.zero.eq(0), pend_meta.last.eq(seg_last & last_major)]
+                with m.If(seg_last):
+                    m.d.sync += [seg.eq(0), major.eq(major + 1),
+                                 run_addr.eq(run_addr + d.stride)]
+                    with m.If(last_major):
+                        m.d.sync += state.eq(_State.DRAIN)
+                with m.Else():
+                    m.d.sync += seg.eq(seg + 1)
+        with m.Else():
+            minor0 = seg << log2_side                         # the square's first minor
+            major0 = major << log2_side
+            m.d.comb += exists.eq((minor0 + r) < (Const(1, 24) << log2_block))
+            line = (major << log2_block) + minor0 + r
+            side_last = r == (Const(1, 6) << log2_side) - 1
+            first = r == 0
+            m.d.comb += [tile_off.eq(line << LOG2_LINE),
+                         go.eq(walking & room_rows & (~first | sq.w_rdy))]
+            minor_last = (minor0 + (Const(1, 24) << log2_side)) >= valid_minor
+            m.d.comb += last_major.eq((major0 + (Const(1, 24) << log2_side)) >= valid_major)
+            left = minor_bytes - (minor0 << log2_e)
+            lines = valid_major - major0
+            with m.If(go):
+                m.d.sync += [pend_meta.lane.eq(tile_off[:log2_w]), pend_meta.zero.eq(~exists),
+                             pend_meta.lines.eq(Mux(lines > (Const(1, 24) << log2_side),
+                                                    Const(1, 24) << log2_side, lines))]
+                with m.If(first):
+                    square = Signal(SquareMeta)
+                    m.d.comb += [square.bytes.eq(Mux(left > LINE_BYTES, LINE_BYTES, left)),
+                                 square.last.eq(minor_last & last_major),
+                                 square.addr.eq(run_addr + (minor0 << log2_e)),
+                                 sq.w_en.eq(1), sq.w_data.eq(square)]
+                with m.If(side_last):
+                    m.d.sync += r.eq(0)
+                    with m.If(minor_last):
+                        m.d.sync += [seg.eq(0), major.eq(major + 1),
+                                     run_addr.eq(run_addr + (d.stride << log2_side))]
+                        with m.If(last_major):
+                            m.d.sync += state.eq(_State.DRAIN)
+                    with m.Else():
+                        m.d.sync += seg.eq(seg + 1)
+                with m.Else():
+                    m.d.sync += r.eq(r + 1)
+        m.d.comb += [self.tile_rd.en.eq(go & exists),
+                     self.tile_rd.word.eq(tile_off >> log2_w)]
+        with m.If(state == _State.IDLE):
+            m.d.sync += [major.eq(0), seg.eq(0), r.eq(0), run_addr.eq(self.instr.payload.base)]
+
+        # the data of the read issued last cycle
+        lane_data = Signal(8 * W)
+        m.d.comb += lane_data.eq(self.tile_data >> (pend_meta.lane << 3))
+        wr = Signal(MemWrite(W))
+        m.d.comb += [wr.addr.eq(pend_meta.addr), wr.data.eq(lane_data),
+                     wr.be.eq((Const(1, W + 1) << pend_meta.bytes) - 1),
+                     wq.w_data.eq(wr.as_value() | (pend_meta.last << MemWrite(W).size)),
+                     wq.w_en.eq(pend & ~transposing)]
+        row = Signal(tr.i.payload.shape())
+        m.d.comb += [row.data.eq(Mux(pend_meta.zero, 0, lane_data[:8 * LINE_BYTES])),
+                     row.log2_ebits.eq(log2_e + 3), row.lines.eq(pend_meta.lines),
+                     rq.w_data.eq(row), rq.w_en.eq(pend & transposing),
+                     tr.i.valid.eq(rq.r_rdy), tr.i.payload.eq(rq.r_data),
+                     rq.r_en.eq(tr.i.ready)]
+
+    def _writes(self, m, cur, state, wq, sq, tr):
+        """The writes: the direct queue's, or the transposer's columns at the addresses of
+        their square; the completion after the instruction's last."""
+        W = self.width
+        d = cur.d
+        transposing = TLoadLayout.where(d.layout, "transposing")
+        head = Signal(SquareMeta)
+        m.d.comb += head.eq(sq.r_data)
+        acc = Signal(64)
+        col_addr = Mux(tr.o.payload.index == 0, head.addr, acc)
+        last_seen = Signal()
+        w = self.wr
+        with m.If(transposing):
+            m.d.comb += [w.valid.eq(tr.o.valid), w.payload.addr.eq(col_addr),
+                         w.payload.data.eq(tr.o.payload.data),
+                         w.payload.be.eq((Const(1, W + 1) << head.bytes) - 1),
+                         tr.o.ready.eq(w.ready)]
+            with m.If(w.valid & w.ready):
+                m.d.sync += acc.eq(col_addr + d.stride)
+                with m.If(tr.o.payload.last):
+                    m.d.comb += sq.r_en.eq(1)
+                    with m.If(head.last):
+                        m.d.sync += last_seen.eq(1)
+        with m.Else():
+            entry = Signal(data.StructLayout({"wr": MemWrite(W), "last": 1}))
+            m.d.comb += [entry.eq(wq.r_data), w.valid.eq(wq.r_rdy), w.payload.eq(entry.wr),
+                         wq.r_en.eq(w.ready)]
+            with m.If(w.valid & w.ready & entry.last):
+                m.d.sync += last_seen.eq(1)
+        with m.If((state == _State.DRAIN) & last_seen):
+            m.d.sync += [state.eq(_State.DONE), last_seen.eq(0)]
+        m.d.comb += [self.done.valid.eq(state == _State.DONE),
+                     self.done.payload.fault.eq(cur.fault)]
+        with m.If(self.done.valid & self.done.ready):
+            m.d.sync += state.eq(_State.IDLE)
+
