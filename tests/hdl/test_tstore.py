@@ -92,7 +92,8 @@ def test_the_draws_reach_every_outcome():
     assert {"legal", "DataType", "RegSrc0", "Col"} <= seen, seen
 
 
-@pytest.mark.parametrize("backend", ["icarus", "verilator"])
+# Verilator builds the engine in about half a minute: in the slow tier (make check)
+@pytest.mark.parametrize("backend", ["icarus", slow("verilator")])
 def test_the_same_bench_on_the_verilog_simulators(backend):
     run_batch(L.ND2ZN, 32, backend=backend, count=6)
     run_batch(L.ND2NZ, 64, backend=backend, count=6)
