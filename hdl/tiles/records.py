@@ -5,11 +5,13 @@ Ports:
 * ``i`` in  -- record beats (:data:`~tilecosim.hdl.tiles.types.RecordBeat`), the last of a
   block marked ``end``
 * ``o`` out -- the instruction (:data:`Instr`): a TLOAD as the engine takes it (every
-  operand evaluated: ``reg + imm`` is a 64-bit add, as the model's), or a TADD/TSUB with
-  its two sources and its destination queue
+  operand evaluated: ``reg + imm`` is a 64-bit add, as the model's), a TSTORE (the same
+  fields, its source in ``src[0]``), or a TADD/TSUB with its two sources and its
+  destination queue
 
-A block that does not start with BSTART, or a TADD/TSUB without two sources and a
-destination, is ``bad`` (the system completes it with IllegalInstruction).
+A block that does not start with BSTART, a TADD/TSUB without two sources and a
+destination, or a TSTORE without exactly one source or with a destination, is ``bad`` (the
+system completes it with IllegalInstruction).
 
 Stages of ``elaborate``: the next state from the beat, the output register.
 
@@ -27,7 +29,7 @@ from tilecosim.hdl.tload.types import MAX_OUTPUTS, PadValue, TLoadInstr
 
 __all__ = ["RecordAssembler", "Instr", "Source"]
 
-#: a tile-register source of TADD/TSUB
+#: a tile-register source of TADD/TSUB or TSTORE
 Source = data.StructLayout({"queue": 3, "index": 5, "reuse": 1})
 
 Instr = data.StructLayout({
@@ -77,8 +79,10 @@ class RecordAssembler(wiring.Component):
                 m.d.comb += [nxt.eq(0), nxt.started.eq(1), t.valid_row.eq(1),
                              t.pad.eq(PadValue.Null)]
                 with m.If(rec.kind == RecordKind.BSTART_TMA):
-                    m.d.comb += [ins.opcode.eq(Opcode.TLOAD), t.dtype.eq(rec.f1),
-                                 ins.bad.eq(rec.f0 != Opcode.TLOAD.value)]
+                    store = rec.f0 == Opcode.TSTORE.value
+                    m.d.comb += [ins.opcode.eq(Mux(store, Opcode.TSTORE, Opcode.TLOAD)),
+                                 t.dtype.eq(rec.f1),
+                                 ins.bad.eq((rec.f0 != Opcode.TLOAD.value) & ~store)]
                 with m.Else():
                     m.d.comb += [ins.opcode.eq(rec.f0),
                                  ins.bad.eq((rec.f0 != Opcode.TADD.value)
@@ -126,11 +130,14 @@ class RecordAssembler(wiring.Component):
             m.d.sync += acc.eq(nxt)
             with m.If(self.i.payload.end):
                 ins = Signal(Instr)
-                ew = nxt.instr.opcode != Opcode.TLOAD
+                op = nxt.instr.opcode
+                ew = (op == Opcode.TADD) | (op == Opcode.TSUB)
                 m.d.comb += [ins.eq(nxt.instr),
                              ins.tload.col.eq(Mux(nxt.col_given, nxt.instr.tload.col,
                                                   nxt.instr.tload.valid_col))]
                 with m.If(ew & ((nxt.nsrc != 2) | ~nxt.has_dst)):
+                    m.d.comb += ins.bad.eq(1)
+                with m.If((op == Opcode.TSTORE) & ((nxt.nsrc != 1) | nxt.has_dst)):
                     m.d.comb += ins.bad.eq(1)
                 m.d.sync += [self.o.valid.eq(1), self.o.payload.eq(ins), acc.eq(0)]
         return m

@@ -1,5 +1,6 @@
-"""The tile system: one instruction stream of TLOAD and TADD/TSUB over the tile register
-file, with the TLOAD engine writing straight into the allocated registers.
+"""The tile system: one instruction stream of TLOAD, TSTORE and TADD/TSUB over the tile
+register file, with the TLOAD engine writing straight into the allocated registers and the
+TSTORE engine reading them out to global memory.
 
 Ports (stream = valid/ready):
 
@@ -8,6 +9,8 @@ Ports (stream = valid/ready):
 * ``mem_size`` in  -- bytes of global memory, for OutOfBounds
 * ``req``      out -- global-memory read requests {addr, len (1..32 bytes)}
 * ``resp``     in  -- one W-byte response per request, in order
+* ``mem_wr``   out -- global-memory writes {addr, data (W bytes), be} of TSTORE; a write is
+  done when taken
 * ``done``     out -- one completion per instruction, in order, with its D8 fault code
 * ``dbg_addr`` in  -- debug read: {queue, index, word} of a tile register by relative name
 * ``dbg_data`` out -- that word, the cycle after the address
@@ -29,12 +32,18 @@ Instructions, in program order:
   destination, releases the sources read without ``.reuse``) and then streams the two
   sources through the ALU into the destination, one W-byte beat per cycle.  The next
   instruction waits for its completion.
+* TSTORE: waits until every instruction before it has completed, checks its source
+  (TileReleased or IllegalInstruction), then the TSTORE engine checks the rest (D15) and
+  reads the source's slot through read port 0, writing global memory on ``mem_wr``; its
+  completion releases the source unless ``.reuse``.  The next instruction waits for that
+  completion, so memory follows program order (a TLOAD after a TSTORE reads what it wrote):
+  the simplest rule, whose cost is that a TSTORE overlaps nothing.
 * A malformed block completes with IllegalInstruction.
 
 A faulting instruction changes nothing: no allocation, no release, no write.
 
 Stages of ``elaborate``: the record assembler, TLOAD issue (check, allocate, hand over), the
-engine's writes into the SRAM, the elementwise sequencer, completions, the debug port.
+elementwise sequencer, TSTORE, the engine's writes into the SRAM, the debug port.
 
 Throughput: the TLOAD engine's (one W-byte beat per cycle at W = 32), with no bubble added
 between TLOADs while the records of the next arrive during the current one (a TLOAD is
@@ -56,6 +65,8 @@ from tilecosim.hdl.tiles.types import (QUEUE_DEPTH, DebugAddr, LookupStatus, Opc
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.decode import check_config
 from tilecosim.hdl.tload.types import MAX_OUTPUTS, MemRequest, TLoadLayout
+from tilecosim.hdl.tload.dtype_rom import DTYPE_ROM
+from tilecosim.hdl.tstore.engine import MemWrite, TStoreEngine
 
 __all__ = ["TileSystem"]
 
@@ -101,6 +112,7 @@ class TileSystem(wiring.Component):
             "mem_size": In(64),
             "req": Out(stream.Signature(MemRequest(width))),
             "resp": In(stream.Signature(8 * width)),
+            "mem_wr": Out(stream.Signature(MemWrite(width))),
             "done": Out(stream.Signature(Completion)),
             "dbg_addr": In(DebugAddr),
             "dbg_data": Out(8 * width),
@@ -117,6 +129,7 @@ class TileSystem(wiring.Component):
                                                 depth=self.depth, checked=True)
         m.submodules.regfile = rf = TileRegisterFile(width=W, slot_bytes=self.lcfr[1])
         m.submodules.alu = alu = ElementwiseALU(W)
+        m.submodules.store = st = TStoreEngine(width=W, lcfr=self.lcfr)
         slots = data.ArrayLayout(6, MAX_OUTPUTS)
         m.submodules.writemap = wmap = fifo.SyncFIFOBuffered(
             width=slots.size + 17, depth=4)
@@ -129,10 +142,15 @@ class TileSystem(wiring.Component):
         self.engine_done = eng.done
         pend = asm.o
         is_tload = (pend.payload.opcode == Opcode.TLOAD) & ~pend.payload.bad
+        is_store = (pend.payload.opcode == Opcode.TSTORE) & ~pend.payload.bad
         outstanding = Signal(range(64))
         state = Signal(_EW)
         self._tload_issue(m, pend, is_tload, eng, rf, wmap, outstanding, state, slots)
-        ew_write = self._elementwise(m, pend, is_tload, rf, alu, outstanding, state)
+        # the TSTORE engine reads its source through read port 0 while it has it (busy)
+        store = {"busy": Signal(name="store_busy"), "slot": Signal(6, name="store_slot")}
+        ew_write = self._elementwise(m, pend, is_tload | is_store, rf, alu, outstanding, state,
+                                     store, st)
+        self._tstore(m, pend, is_store, st, rf, outstanding, state, store)
         self._tile_writes(m, eng, rf, wmap, slots, ew_write)
         self._debug(m, rf)
         return m
@@ -176,7 +194,7 @@ class TileSystem(wiring.Component):
         with m.Elif(~accept & done):
             m.d.sync += outstanding.eq(outstanding - 1)
 
-    def _elementwise(self, m, pend, is_tload, rf, alu, outstanding, state):
+    def _elementwise(self, m, pend, is_tload, rf, alu, outstanding, state, store, st):
         """TADD/TSUB (and a malformed block): wait for the instructions before, check,
         commit, then one beat per cycle through the ALU.  Returns the write it makes:
         {valid, slot, word, data}."""
@@ -212,7 +230,11 @@ class TileSystem(wiring.Component):
         w_valid, w_word = Signal(), Signal(words_bits)
         m.d.comb += [alu.a.eq(rf.rd_data[0]), alu.b.eq(rf.rd_data[1]), alu.sub.eq(sub),
                      alu.lane.eq(lane_r),
-                     rf.rd[0].slot.eq(slot_a), rf.rd[0].word.eq(k),
+                     # one unconditional driver per port: Yosys then writes plain assigns
+                     # (a part driven by an always @* of a never-changing register stays X
+                     # in Icarus, which runs such a block only on an event)
+                     rf.rd[0].slot.eq(Mux(store["busy"], store["slot"], slot_a)),
+                     rf.rd[0].word.eq(Mux(store["busy"], st.tile_rd.word, k)),
                      rf.rd[1].slot.eq(slot_b), rf.rd[1].word.eq(k)]
         m.d.sync += w_valid.eq(0)
         m.d.comb += [self.done.valid.eq(self.engine_done.valid),
@@ -242,6 +264,56 @@ class TileSystem(wiring.Component):
                     m.d.comb += pend.ready.eq(1)
                     m.d.sync += state.eq(_EW.IDLE)
         return {"valid": w_valid, "slot": slot_d, "word": w_word, "data": alu.y}
+
+    def _tstore(self, m, pend, is_store, st, rf, outstanding, ew_state, store):
+        """TSTORE: waits until every instruction before it has completed (their tiles are
+        written, their memory reads done), checks its source (TileReleased or
+        IllegalInstruction, the model's first check), and hands it to the TSTORE engine,
+        which reads the source's slot through read port 0 and writes global memory on
+        ``mem_wr``.  Its completion is the engine's; a legal one releases the source
+        (unless ``.reuse``) as it leaves.  The next instruction waits for it: memory follows
+        program order because nothing overlaps a TSTORE."""
+        p = pend.payload
+        f0 = rf.found[0]
+        log2_esize = Signal(2)
+        with m.Switch(f0.meta.dtype):
+            for code, row in DTYPE_ROM.items():
+                with m.Case(code):
+                    m.d.comb += log2_esize.eq(row[0])
+        t = p.tload
+        ins = st.instr.payload
+        m.d.comb += [ins.layout.eq(t.layout), ins.dtype.eq(t.dtype),
+                     ins.valid_col.eq(t.valid_col), ins.valid_row.eq(t.valid_row),
+                     ins.col.eq(t.col), ins.base.eq(t.base), ins.stride.eq(t.stride),
+                     ins.stride_given.eq(t.stride_given), ins.log2_size.eq(f0.meta.log2_size),
+                     ins.src_log2_esize.eq(log2_esize), st.mem_size.eq(self.mem_size)]
+        connect(m, st.wr, flipped(self.mem_wr))
+        busy, slot = store["busy"], store["slot"]     # the engine has it; its source's slot
+        looked = Signal()               # its source fault is being reported
+        m.d.comb += st.tile_data.eq(rf.rd_data[0])
+        ready = pend.valid & is_store & (outstanding == 0) & (ew_state == _EW.IDLE)
+        src_fault = _source_fault(f0.status)
+        with m.If(ready & ~busy & ~looked):
+            with m.If(src_fault != FaultCode.NONE):
+                m.d.sync += looked.eq(1)
+            with m.Else():
+                m.d.comb += st.instr.valid.eq(1)
+                with m.If(st.instr.ready):
+                    m.d.sync += [busy.eq(1), slot.eq(f0.slot)]
+        with m.If(busy):
+            m.d.comb += [self.done.valid.eq(st.done.valid),
+                         self.done.payload.eq(st.done.payload),
+                         st.done.ready.eq(self.done.ready)]
+            with m.If(st.done.valid & self.done.ready):
+                m.d.comb += pend.ready.eq(1)
+                m.d.sync += busy.eq(0)
+                with m.If(st.done.payload.fault == FaultCode.NONE):
+                    m.d.comb += [rf.commit.eq(1), rf.release.eq(~p.src[0].reuse)]
+        with m.If(looked):
+            m.d.comb += [self.done.valid.eq(1), self.done.payload.fault.eq(src_fault)]
+            with m.If(self.done.ready):
+                m.d.comb += pend.ready.eq(1)
+                m.d.sync += looked.eq(0)
 
     def _tile_writes(self, m, eng, rf, wmap, slots, ew):
         """The engine's writes go to the slots of their instruction (the head of the write

@@ -8,9 +8,10 @@ carries ``end``.
 ==============  ===========================  ======================================
 record          fields                       values
 ==============  ===========================  ======================================
-BSTART.TMA      f0 = TLOAD (0), f1 = dtype   --
+BSTART.TMA      f0 = TLOAD (0) or TSTORE     --
+                (3), f1 = dtype
 BSTART.TEW      f0 = TADD (1) / TSUB (2)     --
-B.DATR          f0 = Layout, f1 = PadValue   --
+B.DATR          f0 = Layout, f1 = PadValue   -- (a TSTORE's f1 is 0)
 B.DIM           f0 = LB index 0..2, imm      value0 = the register (0 for ``zero``)
 B.IOT           f0 = queue, f1 = last,       value0 = the size register's value when
                 f2 = size in a register,     f2 = 1
@@ -22,6 +23,8 @@ B.IOS           f0 = queue, f1 = index,      --
 ==============  ===========================  ======================================
 
 Codes: data types, layouts and pads of D9; queues T 0, U 1, M 2, N 3, ACC 4, S 5.
+A TSTORE's source (the text's ``B.IOT last, T#1``) is a B.IOS record in binary, as a TADD
+source is: ``BSTART.TMA TSTORE``, ``B.DATR``, ``B.DIM`` x 3, ``B.IOS T#1``, ``B.IOR``.
 BSTART.TEW and B.IOS (a tile-register source) are this project's spelling for TADD/TSUB:
 the seeds give no block template for them.  ``TADD T#2.reuse, T#3, ->U`` is
 ``BSTART.TEW TADD``, ``B.IOS T#2.reuse``, ``B.IOS T#3``, ``B.IOT last, ->U``.
@@ -30,7 +33,7 @@ the seeds give no block template for them.  ``TADD T#2.reuse, T#3, ->U`` is
 from amaranth.lib import data, enum
 
 from tilecosim.model import tiles as _tiles
-from tilecosim.model.asm import REG_MASK, ElementwiseInsn, TLoadInsn
+from tilecosim.model.asm import REG_MASK, ElementwiseInsn, TLoadInsn, TStoreInsn
 
 __all__ = ["RecordKind", "Opcode", "Record", "RecordBeat", "TileMeta", "LookupStatus",
            "DebugAddr", "QUEUE_CODES", "QUEUE_NAMES", "record_beats", "QUEUE_DEPTH",
@@ -61,6 +64,7 @@ class Opcode(enum.Enum, shape=2):
     TLOAD = 0
     TADD = 1
     TSUB = 2
+    TSTORE = 3
 
 
 Record = data.StructLayout({
@@ -109,7 +113,7 @@ def _reg(regs, name: str) -> int:
 
 
 def record_beats(insn, regs) -> list[dict]:
-    """The record beats (dicts of :data:`RecordBeat`) of a TLOAD or TADD/TSUB, the scalar
+    """The record beats (dicts of :data:`RecordBeat`) of a TLOAD, TSTORE or TADD/TSUB, the scalar
     register values taken from ``regs`` (a RegisterError names a missing one: resolve the
     instruction first)."""
     if isinstance(insn, TLoadInsn):
@@ -128,6 +132,23 @@ def record_beats(insn, regs) -> list[dict]:
                                      "f1": int(k == len(insn.dsts) - 1), "f2": int(in_reg),
                                      "imm": 0 if in_reg else size & REG_MASK},
                           "value0": _reg(regs, size) if in_reg else 0})
+        beats.append({"record": {"kind": RecordKind.B_IOR, "f2": int(insn.stride is not None)},
+                      "value0": _reg(regs, insn.base),
+                      "value1": _reg(regs, insn.stride) if insn.stride else 0})
+        if insn.dep_srcs or insn.dep_dst:
+            beats.append({"record": {"kind": RecordKind.B_IOD}})
+    elif isinstance(insn, TStoreInsn):
+        insn.resolve(regs)                      # raises RegisterError for an unset register
+        beats = [{"record": {"kind": RecordKind.BSTART_TMA, "f0": Opcode.TSTORE.value,
+                             "f1": insn.dtype.code}},
+                 {"record": {"kind": RecordKind.B_DATR, "f0": int(insn.layout)}}]
+        for k, op in enumerate((insn.valid_col, insn.valid_row, insn.col)):
+            beats.append({"record": {"kind": RecordKind.B_DIM, "f0": k,
+                                     "imm": op.imm & REG_MASK},
+                          "value0": _reg(regs, op.reg)})
+        src = insn.src
+        beats.append({"record": {"kind": RecordKind.B_IOS, "f0": QUEUE_CODES[src.queue],
+                                 "f1": src.index or 0, "f2": int(src.reuse)}})
         beats.append({"record": {"kind": RecordKind.B_IOR, "f2": int(insn.stride is not None)},
                       "value0": _reg(regs, insn.base),
                       "value1": _reg(regs, insn.stride) if insn.stride else 0})

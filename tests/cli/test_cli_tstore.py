@@ -65,9 +65,25 @@ def test_asm_prints_the_tstore_block():
     assert obj["block"][0] == "BSTART.TMA TSTORE, FP32" and obj["block"][5] == "B.IOT last, T#1"
 
 
-def test_an_rtl_backend_refuses_tstore_in_one_line():
-    r = run("run", "examples/kernel.s", *KREGS, "--backend", "amaranth")
-    assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == [
-        "tilecosim run: error: --backend amaranth: PROGRAM line 10 is a TSTORE, which the RTL "
-        "tile system does not run yet; run it with --backend golden"]
+def test_the_kernel_on_the_rtl_tile_system_matches_after_every_instruction():
+    r = run("run", "examples/kernel.s", *KREGS, "--backend", "amaranth", "--json")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert obj["match"] is True and obj["mismatches"] == [] and obj["cycles"] > 0
+    assert [s["stored_bytes"] for s in obj["steps"]] == [None, None, None, 2048, None]
+
+
+def test_a_tstore_bug_is_a_memory_mismatch_naming_the_footprint(monkeypatch, capsys):
+    """A planted bug: the engine cuts fractal lines of 16 bytes instead of 32 (so it reads
+    the wrong tile bytes).  Exit 1; the report names the TSTORE's line, the memory byte,
+    and its row, element and byte in the footprint."""
+    from tilecosim.cli import main
+    import tilecosim.hdl.tstore.engine as eng
+    monkeypatch.setattr(eng, "LOG2_LINE", 4)
+    code = main(["run", "examples/kernel.s", *KREGS, "--backend", "amaranth"])
+    out = capsys.readouterr().out
+    assert code == 1, out[-2000:]
+    assert "amaranth (W=32): MISMATCH" in out
+    assert ("after line 10 (TSTORE.ND2NZ <LB0:32, LB1:32, LB2:32, S16>, U#1, [a2]): global "
+            "memory byte 0x") in out
+    assert "(row 0, element " in out

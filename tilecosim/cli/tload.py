@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from tilecosim import ops
-from tilecosim.model.asm import (RegisterError, TLoadInsn, TStoreInsn, parse_program, parse_tload,
+from tilecosim.model.asm import (RegisterError, TLoadInsn, parse_program, parse_tload,
                                  parse_transfer, records_text)
 from tilecosim.model.display import format_tile
 from tilecosim.model.faults import Fault
@@ -89,14 +89,13 @@ Run a program (one instruction per line; ';' or '#' comments) on the golden mach
 global memory, scalar registers and the tile register file.  Prints each step and the
 live tile registers at the end.  A fault stops the program (exit 3); the faulting
 instruction changes nothing.  A TSTORE writes its footprint to global memory; --out saves
-the final memory and live registers.  (TSTORE runs on golden only for now: the RTL tile
-system does not have it yet.)
+the final memory and live registers.
 
 With --backend amaranth, icarus or verilator the program also runs on the RTL tile system
-(TileRegisterFile + TLOAD engine + integer TADD/TSUB), its instructions entering as block
-records, and after every instruction the RTL is compared with the machine: the fault (name
-and code), the live registers of every queue by relative name, and every defined byte of
-every live tile.  A mismatch names the line, the register, the row, column and byte (exit
+(TileRegisterFile + TLOAD engine + TSTORE engine + integer TADD/TSUB), its instructions
+entering as block records, and after every instruction the RTL is compared with the
+machine: the fault (name and code), the live registers of every queue by relative name,
+every defined byte of every live tile, and global memory.  A mismatch names the line, the register, the row, column and byte (exit
 1).  The RTL has integer arithmetic only: the machine then runs with --arith integer
 (floating-point TADD/TSUB are IllegalInstruction in both), and its registers are slots of
 the LCFR maximum (default --lcfr 256:4096 on the RTL, at most 16384).
@@ -280,10 +279,6 @@ def cmd_run(args) -> int:
         raise UsageError(f"PROGRAM {args.program!r}: not UTF-8 text (byte {e.start}: "
                          f"{data[e.start]:#04x})") from None
     program = parse_program(text)
-    store = next((line for line, i in program if isinstance(i, TStoreInsn)), None)
-    if hdl and store is not None:
-        raise UsageError(f"--backend {args.backend}: PROGRAM line {store} is a TSTORE, which "
-                         f"the RTL tile system does not run yet; run it with --backend golden")
     first = next((i for _, i in program if isinstance(i, TLoadInsn)), None)
     memory = memory_of(args, first.dtype if first else "U8")
     machines = []
@@ -361,7 +356,7 @@ def _run_program_hdl(args, steps, memory, lcfr) -> dict:
     if res:
         head += (f", {res.cycles} cycles" if res.cycles is not None else ", no tile written")
         head += (f"; checked after each of {len(res.faults)} instructions (fault, live "
-                 f"registers, every defined byte)")
+                 f"registers, every defined byte, global memory)")
     lines = [head] + wave_lines(args, "tile_system")
     lines += [f"  {p}" for p in problems[:40]]
     if len(problems) > 40:

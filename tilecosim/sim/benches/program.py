@@ -31,6 +31,7 @@ import numpy as np
 
 from tilecosim.hdl.common import Completion
 from tilecosim.hdl.tiles.system import TileSystem
+from tilecosim.hdl.tstore.engine import MemWrite
 from tilecosim.hdl.tiles.types import (QUEUE_CODES, DebugAddr, LookupStatus, RecordBeat,
                                        record_beats)
 from tilecosim.model.asm import RegisterError, parse_program
@@ -82,6 +83,8 @@ class GoldenStep:
     write_bytes: int = 0                # bytes of the tiles it writes
     #: a TSTORE's global-memory writes: (addresses int64[], their bytes after it uint8[])
     stored: tuple | None = None
+    #: a TSTORE's footprint: (RegSrc0, stride, element bytes, "row" or "column")
+    footprint: tuple | None = None
 
 
 @dataclass
@@ -125,9 +128,17 @@ def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
                                     {"name": f.name, "code": f.code, "message": f.message},
                                     [], machine.tiles.live()))
             break
-        stored = None if step.stored is None else (step.stored, machine.memory[step.stored])
+        stored = footprint = None
+        if step.stored is not None:
+            stored = (step.stored, machine.memory[step.stored])
+            p = step.params
+            dn = p.layout.source_dn
+            dense = (p.valid_row if dn else p.valid_col) * p.esize
+            footprint = (p.base, dense if p.stride is None else p.stride, p.esize,
+                         "column" if dn else "row")
         steps.append(GoldenStep(line, insn.text(), beats, None, step.names,
-                                machine.tiles.live(), sum(t.size for t in step.tiles), stored))
+                                machine.tiles.live(), sum(t.size for t in step.tiles), stored,
+                                footprint))
     return steps
 
 
@@ -137,6 +148,7 @@ def _budget(programs, cfg: ProgramConfig) -> int:
     W = cfg.width
     steps = [s for prog in programs for s in prog]
     work = sum(len(s.beats) + s.write_bytes // W
+               + (0 if s.stored is None else 2 * len(s.stored[0]) // 32 + 40)
                + (cfg.check == "each") * sum(img.size // W for _, img in s.live)
                for s in steps)
     return cfg.max_cycles or (stretched(10 * work, cfg.p_req_ready, cfg.p_resp_valid,
@@ -167,7 +179,43 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
     clock = watchdog(state, _budget(programs, cfg),
                      lambda: setattr(cur["res"], "timed_out", True))
     source = Source("records", [], state, stall=Stall(cfg.seed, 0, cfg.p_record_valid))
-    read = memory_answer(mem, W, "the system")
+    memory = np.array(mem, dtype=np.uint8)        # global memory: TSTOREs write it
+    expected = np.array(mem, dtype=np.uint8)      # the machine's, after the checked step
+    read = memory_answer(memory, W, "the system")
+    wr_fields = {name: (f.offset, f.width) for name, f in MemWrite(W)}
+
+    def mem_write(bits, cycle):
+        """A TSTORE's write, applied as it is taken: the next read sees it."""
+        if state["in_reset"]:
+            return
+        bits = int(bits)
+        addr, data, be = (bits >> wr_fields[k][0] & ((1 << wr_fields[k][1]) - 1)
+                          for k in ("addr", "data", "be"))
+        idx = np.flatnonzero(np.unpackbits(np.frombuffer(be.to_bytes(W // 8, "little"),
+                                                         np.uint8), bitorder="little"))
+        if idx.size and addr + int(idx[-1]) >= memory.size:
+            raise AssertionError(f"the system wrote {idx.size} B at {addr:#x}, past the end "
+                                 f"of the {memory.size}-byte memory")
+        memory[addr + idx] = np.frombuffer(data.to_bytes(W, "little"), np.uint8)[idx]
+
+    def check_memory(where: str, res, step: GoldenStep) -> None:
+        bad = np.flatnonzero(memory != expected)
+        mine = set() if step.stored is None else set(step.stored[0][
+            np.isin(step.stored[0], bad[:MAX_REPORTED])].tolist())
+        for a in bad[:MAX_REPORTED]:
+            a = int(a)
+            what = ""
+            if a in mine:                          # its footprint: which element
+                base, stride, e, run = step.footprint
+                k, rest = divmod(a - base, stride) if stride else (0, a - base)
+                what = f" ({run} {k}, element {rest // e}, byte {rest % e} of the footprint)"
+            elif step.stored is not None:
+                what = " (outside the footprint)"
+            res.mismatches.append(f"{where}: global memory byte {a:#x}{what}: expected "
+                                  f"{int(expected[a]):#04x}, got {int(memory[a]):#04x}")
+        if bad.size > MAX_REPORTED:
+            res.mismatches.append(f"{where}: global memory: {bad.size - MAX_REPORTED} more "
+                                  f"bytes differ")
 
     def complete(bits, cycle):
         if state["in_reset"]:
@@ -199,6 +247,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
     async def check(port, step: GoldenStep):
         res = cur["res"]
         where = f"after line {step.line} ({step.text})"
+        check_memory(where, res, step)
         (bits,) = await port.tick("live")
         want = _live_bits(step.live)
         for q in TILE_QUEUES:
@@ -258,6 +307,8 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
                 port.set("rst", 0)
                 state["in_reset"] = False
             cur["res"], cur["k"] = results[k], k
+            memory[:] = mem                     # each program starts from the same memory
+            expected[:] = mem
             await run_one(port, steps, results[k])
             if state["done"]:
                 return
@@ -273,6 +324,8 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
             res.record_cycles.append(accepted[-1])
             if res.first_record_cycle is None:
                 res.first_record_cycle = accepted[0]
+            if step.stored is not None:
+                expected[step.stored[0]] = step.stored[1]
             if cfg.check == "each":
                 await wait_done(port, i + 1)
                 if state["done"]:
@@ -286,6 +339,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
             Responder("req", "resp", state, read, latency=cfg.latency,
                       ready_stall=Stall(cfg.seed, 1, cfg.p_req_ready),
                       valid_stall=Stall(cfg.seed, 2, cfg.p_resp_valid)),
+            Sink("mem_wr", state, mem_write, stall=Stall(cfg.seed, 4, cfg.p_req_ready)),
             Sink("done", state, complete)]
 
 
