@@ -8,12 +8,12 @@ commits it to the register file.  A faulting instruction changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .asm import ElementwiseInsn, TLoadInsn, TStoreInsn, parse_line, parse_program
-from .dtypes import Profile
+from .dtypes import PadValue, Profile
 from .faults import Fault, IllegalInstruction
 from .tiles import TileRegisterFile
 from .tload import LCFR, TileImage, TLoadParams, tload, tload_reference
@@ -50,6 +50,9 @@ class Machine:
         self.memory = np.frombuffer(bytes(memory), dtype=np.uint8).copy() \
             if isinstance(memory, (bytes, bytearray)) else np.array(memory, dtype=np.uint8)
         # (a copy: TSTORE writes it, and the caller's image stays the initial memory)
+        #: which memory bytes are defined: a TSTORE of bytes Null padding left undefined
+        #: (D5) leaves its footprint's copies of them undefined
+        self.defined = np.ones(self.memory.size, dtype=bool)
         self.regs: dict[str, int] = dict(regs or {})
         self.profile = Profile(profile)
         self.lcfr = lcfr
@@ -75,6 +78,8 @@ class Machine:
         if isinstance(insn, TLoadInsn):
             params = insn.resolve(self.regs)
             images = self._tload(self.memory, params, self.profile, self.lcfr)
+            if not self.defined.all():
+                self._undefined_reads(params, images)
             names = self.tiles.commit([], images, line)
             return StepResult(insn, params, images, names)
         if isinstance(insn, TStoreInsn):
@@ -84,8 +89,8 @@ class Machine:
             src = self.tiles.read(insn.src)
             name = f"the source {insn.src.queue}#{insn.src.index}"
             plan_tstore(params, src, self.memory.size, name)
-            stored = np.unique(np.asarray(self._tstore(self.memory, params, src, name),
-                                          dtype=np.int64))
+            stored = np.unique(np.asarray(self._tstore(self.memory, params, src, name,
+                                                       self.defined), dtype=np.int64))
             self.tiles.commit([insn.src], [], line)
             return StepResult(insn, params, [], [], stored)
         if isinstance(insn, ElementwiseInsn):
@@ -97,6 +102,14 @@ class Machine:
             names = self.tiles.commit([insn.src0, insn.src1], [out], line)
             return StepResult(insn, None, [out], names)
         raise TypeError(f"not an instruction: {insn!r}")
+
+    def _undefined_reads(self, params: TLoadParams, images: list[TileImage]) -> None:
+        """Tile bytes loaded from undefined memory bytes become undefined: the same TLOAD,
+        Null-padded, of the defined flags shows where each loaded byte came from."""
+        flags = tload(self.defined.astype(np.uint8), replace(params, pad=PadValue.Null),
+                      self.profile, self.lcfr)
+        for img, f in zip(images, flags):
+            img.valid = img.valid & ~(f.valid & (f.data == 0))
 
     def run(self, program: str) -> list[StepResult]:
         """Run every line; a fault stops the program and is re-raised with its line."""

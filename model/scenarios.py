@@ -70,7 +70,14 @@ def random_tload(rng: random.Random, layout: TLoadLayout | None = None, dtype: s
 #: what :func:`random_program` can aim its program at
 PROGRAM_FAULTS = ("TileAllocation/full", "TileAllocation/ring", "TileReleased/released",
                   "TileReleased/never", "IllegalInstruction/dst", "IllegalInstruction/float",
-                  "IllegalParameter/lcfr", "IllegalParameter/shape", "OutOfBounds", "far")
+                  "IllegalParameter/lcfr", "IllegalParameter/shape", "OutOfBounds", "far",
+                  "TSTORE/TileReleased", "TSTORE/DataType", "TSTORE/shape", "TSTORE/overlap",
+                  "TSTORE/OutOfBounds")
+#: the tile-side layout of a register -> the TSTORE selectors that read it (D15)
+STORE_SELECTORS = {"ND": (TLoadLayout.NORM,), "NZ": (TLoadLayout.ND2NZ, TLoadLayout.DN2NZ),
+                   "ZN": (TLoadLayout.ND2ZN, TLoadLayout.DN2ZN)}
+#: the scalar register of a strided TSTORE's RegSrc1 (its value: more than any row's bytes)
+STORE_STRIDE = "t3"
 INT_TYPES = ("S8", "U8", "S16", "U16", "S32", "U32", "S64", "U64", "S4x2", "U4x2")
 _BASE_REGS = tuple(f"a{k}" for k in range(8)) + tuple(f"s{k}" for k in range(12))
 
@@ -87,7 +94,8 @@ def tload_text(p: TLoadParams, base: str, stride: str | None) -> str:
 def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | None = None,
                    fault: str | None = None, layout: TLoadLayout | None = None,
                    dtype: str | None = None, pressure: bool = False, index16: bool = False,
-                   lcfr_max: int = 4096) -> tuple[list[str], dict[str, int]]:
+                   lcfr_max: int = 4096, stores: float = 0.15,
+                   store_layout: TLoadLayout | None = None) -> tuple[list[str], dict[str, int]]:
     """A random program of TLOAD/TADD/TSUB for the tile system: (lines, scalar registers).
 
     It is built against a golden Machine (``arith="integer"``) as it goes, so that its
@@ -97,6 +105,11 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
     oldest live register is of a floating-point type, which no TSUB can release).
     ``layout``/``dtype`` steer the TLOAD shapes, ``pressure`` loads one queue until it
     is full, ``index16`` reads a source as ``Q#16``.
+
+    TSTOREs (D15): a ``stores`` share of the random mix stores a live register, in a
+    selector that reads its layout (``store_layout`` when it fits), its whole matrix or a
+    part, dense or strided, kept or released, to a base that holds the footprint; after a
+    third of them a TLOAD reads the first stored bytes back.
     """
     length = length if length is not None else rng.choice(
         [rng.randint(1, 8), rng.randint(4, 24), rng.randint(16, 64)])
@@ -119,6 +132,7 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
     bases = list(_BASE_REGS[:rng.randint(2, 8)])
     for b in bases:
         regs[b] = rng.randint(0, mem_size - max_span)
+    regs[STORE_STRIDE] = 1024 + 32 * rng.randint(0, 8)
     machine = Machine(np.zeros(mem_size, np.uint8), dict(regs),
                       lcfr=LCFR(256, lcfr_max), arith="integer")
     tiles = machine.tiles
@@ -175,6 +189,40 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
                 return f"TSUB {q}#{k}, {q}#{k}.reuse, ->{rng.choice(dsts)}"
         return None
 
+    def store_line(layout=None):
+        """A TSTORE of a live register (None when none is live or no base holds it)."""
+        live = [(n, img) for n, img in tiles.live() if "#" in n]
+        if layout is not None:
+            live = [(n, img) for n, img in live if layout in STORE_SELECTORS[img.layout.value]]
+        if not live:
+            return None
+        name, img = rng.choice(live)
+        sels = STORE_SELECTORS[img.layout.value]
+        sel = layout if layout in sels else rng.choice(sels)
+        e = img.dtype.esize
+        pick = lambda hi: rng.choice([hi, hi, 1, rng.randint(0, hi)])   # noqa: E731
+        vr, vc = pick(img.rows), pick(img.cols)
+        outer, inner = (vc, vr) if sel.source_dn else (vr, vc)
+        stride = regs[STORE_STRIDE] if rng.random() < 0.4 else None
+        step = inner * e if stride is None else stride
+        span = max(0, outer - 1) * step + inner * e
+        fit = [b for b in bases if regs[b] + span <= mem_size]
+        if not fit:
+            return None
+        reuse = ".reuse" if rng.random() < 0.5 else ""
+        src = f"[{rng.choice(fit)}" + (f", {STORE_STRIDE}]" if stride else "]")
+        return (f"TSTORE.{sel.name} <LB0:{vc}, LB1:{vr}, LB2:{img.cols}, {img.dtype.name}>, "
+                f"{name}{reuse}, {src}")
+
+    def readback(store: str) -> str | None:
+        """A TLOAD of the first bytes a TSTORE wrote (None: no queue has room)."""
+        base = store.split("[")[1].split(",")[0].rstrip("]")
+        ok = [q for q in QUEUES if tiles.room(q) > 0]
+        if not ok:
+            return None
+        return (f"TLOAD.NORM <LB0:{rng.randint(1, 256)}, LB1:1, U8, Zero>, [{base}], "
+                f"->{rng.choice(ok)}<256>")
+
     def emit(line) -> bool:
         """Run ``line`` on the machine; False when it faulted (the program ends)."""
         lines.append(line)
@@ -197,6 +245,16 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
             # the random mix keeps within the ring rule (D7): it allocates in queues with
             # room, and releases the register in the way when none has; the allocation
             # faults come from pressure and from the aimed tails
+            line = None
+            if rng.random() < stores or store_layout is not None and rng.random() < 0.3:
+                line = store_line(store_layout)
+                if line and emit(line):
+                    back = readback(line) if rng.random() < 1 / 3 else None
+                    if back is None or len(lines) >= length or emit(back):
+                        continue
+                    return lines, regs
+                if line:
+                    return lines, regs
             if rng.random() < 0.5:
                 line = ew_line(fits=True) or tload_line(fits=True)
             else:
@@ -292,6 +350,8 @@ def _fault_tail(rng, fault, machine, lines, regs, templates, bases, tload_line, 
         regs["t6"] = mem_size - rng.randint(0, 8)
         machine.regs["t6"] = regs["t6"]
         emit(f"TLOAD.NORM <LB0:16, LB1:4, S16, Zero>, [t6], ->{rng.choice(QUEUES)}<256>")
+    elif fault.startswith("TSTORE/"):
+        _store_fault(rng, fault, tiles, bases, regs, machine, emit, load, mem_size)
     elif fault == "far":             # a TLOAD whose operands span their 64-bit encodings
         p, _, _ = rng.choice(templates)
 
@@ -312,3 +372,34 @@ def _fault_tail(rng, fault, machine, lines, regs, templates, bases, tload_line, 
         emit(tload_text(far, "t6", "t5" if rng.random() < 0.5 else None))
     else:
         raise ValueError(f"fault={fault!r}: one of {', '.join(PROGRAM_FAULTS)}")
+
+
+def _store_fault(rng, fault, tiles, bases, regs, machine, emit, load, mem_size):
+    """A TSTORE that faults ``fault`` (TSTORE/...), of a fresh 256-byte U8 register."""
+    q = rng.choice([q for q in QUEUES if tiles.room(q) > 0] or list(QUEUES))
+    if fault == "TSTORE/TileReleased":
+        n = tiles.allocated(q)
+        if n and rng.random() < 0.5 and emit(load(q)) and \
+                emit(f"TSTORE.NORM <LB0:16, LB1:2, LB2:128, U8>, {q}#1, [{bases[0]}]"):
+            emit(f"TSTORE.NORM <LB0:16, LB1:2, LB2:128, U8>, {q}#1, [{bases[0]}]")
+        else:
+            emit(f"TSTORE.NORM <LB0:16, LB1:2, LB2:128, U8>, {q}#{min(16, n + 1)}, "
+                 f"[{bases[0]}]")
+        return
+    if not emit(load(q)):
+        return
+    if fault == "TSTORE/DataType":
+        emit(f"TSTORE.NORM <LB0:64, LB1:2, LB2:64, {rng.choice(['S16', 'U32', 'S64'])}>, "
+             f"{q}#1, [{bases[0]}]")
+    elif fault == "TSTORE/shape":
+        emit(rng.choice([f"TSTORE.NORM <LB0:16, LB1:3, LB2:128, U8>, {q}#1, [{bases[0]}]",
+                         f"TSTORE.NORM <LB0:16, LB1:1, LB2:96, U8>, {q}#1, [{bases[0]}]",
+                         f"TSTORE.ND2NZ <LB0:16, LB1:8, LB2:128, U8>, {q}#1, [{bases[0]}]"]))
+    elif fault == "TSTORE/overlap":
+        regs["t6"] = rng.randint(0, 15)
+        machine.regs["t6"] = regs["t6"]
+        emit(f"TSTORE.NORM <LB0:16, LB1:2, LB2:128, U8>, {q}#1, [{bases[0]}, t6]")
+    elif fault == "TSTORE/OutOfBounds":
+        regs["t6"] = mem_size - rng.randint(1, 30)
+        machine.regs["t6"] = regs["t6"]
+        emit(f"TSTORE.NORM <LB0:32, LB1:2, LB2:128, U8>, {q}#1.reuse, [t6]")

@@ -15,7 +15,10 @@ at RegSrc0, rows (ND) or columns (DN) RegSrc1 bytes apart.
   under another size would move pieces of different elements; a type of the same size
   (S16 -> FP16) is a plain bit copy and is allowed.  The RTL applies the same rule with the
   element size it keeps beside each register.
-* Nothing outside the footprint changes; there is no padding.  A footprint of zero rows
+* Nothing outside the footprint changes; there is no padding.  A footprint byte that comes
+  from a byte Null padding left undefined (D5) is undefined in memory too (the RTL stores
+  whatever its slot holds there); the Machine keeps which memory bytes are defined, and a
+  TLOAD that reads an undefined byte leaves its tile byte undefined.  A footprint of zero rows
   or columns writes nothing (and cannot be out of bounds).
 * Rows (ND) or columns (DN) that would overlap in memory -- more than one, with a stride
   below their bytes -- are IllegalParameter on RegSrc1.  The manual gives no order among a
@@ -151,36 +154,42 @@ def plan_tstore(p: TStoreParams, src: TileImage, mem_size: int,
     return pl
 
 
-def _runs(pl: TStorePlan, src: TileImage) -> np.ndarray:
-    """The footprint's runs in memory order, (outer, inner * esize) bytes."""
+def _runs(pl: TStorePlan, image: np.ndarray) -> np.ndarray:
+    """The footprint's runs in memory order, (outer, inner * esize) bytes of ``image`` (the
+    register's bytes, or its defined-byte flags)."""
     p = pl.params
     e = p.esize
-    block = from_tile(np.asarray(src.data, dtype=np.uint8).reshape(-1, e), p.layout.dest,
-                      pl.row, pl.col, esize=e)
+    block = from_tile(np.asarray(image).reshape(-1, e), p.layout.dest, pl.row, pl.col, esize=e)
     part = block[:p.valid_row, :p.valid_col]
     if p.layout.source_dn:              # memory run j is column j: elements (0..vr-1, j)
         part = np.swapaxes(part, 0, 1)
     return part.reshape(pl.outer, pl.inner * e)
 
 
-def tstore(mem: np.ndarray, p: TStoreParams, src: TileImage,
-           src_name: str = "source") -> np.ndarray:
-    """Vectorized TSTORE: writes ``mem`` in place; returns the addresses written, sorted."""
+def tstore(mem: np.ndarray, p: TStoreParams, src: TileImage, src_name: str = "source",
+           defined: np.ndarray | None = None) -> np.ndarray:
+    """Vectorized TSTORE: writes ``mem`` in place; returns the addresses written, sorted.
+
+    ``defined`` (bool per memory byte), when given, is updated too: a byte written from a
+    byte of the register that Null padding left undefined (D5) is undefined in memory --
+    the RTL stores whatever its slot holds there."""
     pl = plan_tstore(p, src, mem.size, src_name)
     if pl.span() is None:
         return np.zeros(0, dtype=np.int64)
-    runs = _runs(pl, src)
+    runs = _runs(pl, np.asarray(src.data, dtype=np.uint8))
     run_bytes = runs.shape[1]
     # a stride multiplies only from the second run on; over one it may be any 64-bit value
     stride = pl.stride if pl.outer > 1 else 0
     addrs = (p.base + np.arange(pl.outer, dtype=np.int64)[:, None] * stride
              + np.arange(run_bytes, dtype=np.int64)[None, :]).reshape(-1)
     mem[addrs] = runs.reshape(-1)                  # no two runs overlap (plan_tstore)
+    if defined is not None:
+        defined[addrs] = _runs(pl, np.asarray(src.valid, dtype=bool)).reshape(-1)
     return np.sort(addrs)
 
 
 def tstore_reference(mem: np.ndarray, p: TStoreParams, src: TileImage,
-                     src_name: str = "source") -> list[int]:
+                     src_name: str = "source", defined: np.ndarray | None = None) -> list[int]:
     """TLOAD's seed loops with the assignment turned round: for every element (i, j) of
     the footprint, in memory order, its bytes move from the tile offset of the selector's
     tile layout to the memory address of its memory side.  Returns the addresses written,
@@ -208,5 +217,8 @@ def tstore_reference(mem: np.ndarray, p: TStoreParams, src: TileImage,
                 src_off = ((i // frac_row) * col * frac_row + j * frac_row
                            + i % frac_row) * size_of
             mem[dst_addr_elem:dst_addr_elem + size_of] = src.data[src_off:src_off + size_of]
+            if defined is not None:
+                defined[dst_addr_elem:dst_addr_elem + size_of] = \
+                    src.valid[src_off:src_off + size_of]
             written.extend(range(dst_addr_elem, dst_addr_elem + size_of))
     return written

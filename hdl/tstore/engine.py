@@ -74,7 +74,15 @@ def TileRead(width: int) -> data.StructLayout:
 SquareMeta = data.StructLayout({"addr": 64, "bytes": 6, "last": 1})
 
 
+class _Walk:
+    """The signals the walks share (named fields, for the stages of :meth:`_walk`)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
 class _State(enum.Enum, shape=2):
+    """The engine's state: idle, walking its reads, draining its last writes, completing."""
     IDLE = 0
     WALK = 1          # reads issued
     DRAIN = 2         # every read issued: the last writes leave
@@ -152,112 +160,125 @@ class TStoreEngine(wiring.Component):
         return cur
 
     def _walk(self, m, cur, state, wq, rq, sq, tr):
-        """Tile reads, one a cycle while the queue behind has room for their data."""
+        """Tile reads, one a cycle while the queue behind has room for their data: the
+        walk's counters, one of the two walks, the read port, the data of the read."""
         d = cur.d
-        W, log2_w = self.width, self.log2_w
-        log2_e = d.log2_esize
-        nz = TLoadLayout.where(d.layout, "nz_tile")
-        transposing = TLoadLayout.where(d.layout, "transposing")
-        log2_block = Mux(nz, d.log2_rows, d.log2_cols)        # lines of a fractal block
-        log2_side = Signal(3)                                 # S = 32 / esize
-        m.d.comb += log2_side.eq(LOG2_LINE - log2_e)
-        major = Signal(24)                 # direct: the memory run; transposing: its block
-        seg = Signal(24)                   # direct: the segment; transposing: minor block
-        r = Signal(6)                      # transposing: the line in the square
-        run_addr = Signal(64)              # base + major * stride (x S when transposing)
-        valid_major, valid_minor = d.valid_major, d.valid_minor
-        minor_bytes = valid_minor << log2_e
-        # NORM segments: the row, or W bytes of it; fractal lines: 32 bytes
-        log2_row_bytes = d.log2_cols + log2_e
+        log2_w = self.log2_w
+        w = _Walk(d=d, state=state, log2_e=d.log2_esize,
+                            transposing=TLoadLayout.where(d.layout, "transposing"),
+                            # lines of a fractal block: rows of an NZ tile, columns of ZN
+                            log2_block=Mux(TLoadLayout.where(d.layout, "nz_tile"),
+                                           d.log2_rows, d.log2_cols),
+                            log2_side=Signal(3),           # S = 32 / esize
+                            major=Signal(24),   # direct: the memory run; transposing: block
+                            seg=Signal(24),     # direct: the segment; transposing: minor block
+                            r=Signal(6),        # transposing: the line in the square
+                            run_addr=Signal(64),  # base + major * stride (x S transposing)
+                            pend=Signal(),      # a read (or zero row) was issued last cycle
+                            pend_meta=Signal(data.StructLayout({
+                                "addr": 64, "lane": log2_w, "bytes": 8, "zero": 1, "last": 1,
+                                "lines": 7})),
+                            go=Signal(), last_major=Signal(),
+                            tile_off=Signal(MAX_LOG_SIZE + 1),
+                            exists=Signal(init=1),  # transposing: the line is in the tile
+                            walking=state == _State.WALK,
+                            minor_bytes=d.valid_minor << d.log2_esize)
+        m.d.comb += w.log2_side.eq(LOG2_LINE - w.log2_e)
+        m.d.sync += w.pend.eq(w.go)
+        with m.If(~w.transposing):
+            self._walk_direct(m, w, wq)
+        with m.Else():
+            self._walk_squares(m, w, rq, sq)
+        m.d.comb += [self.tile_rd.en.eq(w.go & w.exists),
+                     self.tile_rd.word.eq(w.tile_off >> log2_w)]
+        with m.If(state == _State.IDLE):
+            m.d.sync += [w.major.eq(0), w.seg.eq(0), w.r.eq(0),
+                         w.run_addr.eq(self.instr.payload.base)]
+        self._read_data(m, w, wq, rq, tr)
+
+    def _walk_direct(self, m, w, wq):
+        """NORM, ND2NZ, DN2ZN: memory run ``major``, segment ``seg`` -- a NORM row or W bytes
+        of it (rows are powers of two of bytes), or one 32-byte fractal line."""
+        d, log2_w = w.d, self.log2_w
+        log2_row_bytes = d.log2_cols + w.log2_e
         log2_seg = Mux(d.layout == TLoadLayout.NORM,
                        Mux(log2_row_bytes > log2_w, log2_w, log2_row_bytes), LOG2_LINE)
-        seg_off = (seg << log2_seg)[:24]
+        seg_off = (w.seg << log2_seg)[:24]
+        line = (w.seg << w.log2_block) | w.major
+        m.d.comb += [
+            w.tile_off.eq(Mux(d.layout == TLoadLayout.NORM,
+                              (w.major << log2_row_bytes) + seg_off, line << LOG2_LINE)),
+            w.go.eq(w.walking & ((wq.level + w.pend) < wq.depth)),
+            w.last_major.eq(w.major + 1 == d.valid_major)]
+        seg_last = ((w.seg + 1) << log2_seg) >= w.minor_bytes
+        left = w.minor_bytes - seg_off
+        meta = w.pend_meta
+        with m.If(w.go):
+            m.d.sync += [meta.addr.eq(w.run_addr + seg_off), meta.lane.eq(w.tile_off[:log2_w]),
+                         meta.bytes.eq(Mux(left > (1 << log2_seg), 1 << log2_seg, left)),
+                         meta.zero.eq(0), meta.last.eq(seg_last & w.last_major)]
+            with m.If(seg_last):
+                m.d.sync += [w.seg.eq(0), w.major.eq(w.major + 1),
+                             w.run_addr.eq(w.run_addr + d.stride)]
+                with m.If(w.last_major):
+                    m.d.sync += w.state.eq(_State.DRAIN)
+            with m.Else():
+                m.d.sync += w.seg.eq(w.seg + 1)
 
-        # one read (or one zero row) in flight: its data arrives in the next cycle
-        pend = Signal()
-        pend_meta = Signal(data.StructLayout({"addr": 64, "lane": log2_w, "bytes": 8,
-                                              "zero": 1, "last": 1, "lines": 7}))
-        room_direct = (wq.level + pend) < wq.depth
-        room_rows = (rq.level + pend) < rq.depth
-        walking = state == _State.WALK
-        go = Signal()
-        m.d.sync += pend.eq(go)
-
-        last_major = Signal()
-        tile_off = Signal(MAX_LOG_SIZE + 1)
-        exists = Signal(init=1)            # transposing: the line is inside the tile
-        with m.If(~transposing):
-            line = (seg << log2_block) | major
-            m.d.comb += [
-                tile_off.eq(Mux(d.layout == TLoadLayout.NORM,
-                                (major << log2_row_bytes) + seg_off, line << LOG2_LINE)),
-                go.eq(walking & room_direct)]
-            seg_last = ((seg + 1) << log2_seg) >= minor_bytes
-            left = minor_bytes - seg_off
-            m.d.comb += last_major.eq(major + 1 == valid_major)
-            with m.If(go):
-                m.d.sync += [pend_meta.addr.eq(run_addr + seg_off),
-                             pend_meta.lane.eq(tile_off[:log2_w]),
-                             pend_meta.bytes.eq(Mux(left > (1 << log2_seg), 1 << log2_seg, left)),
-                             pend_meta.zero.eq(0), pend_meta.last.eq(seg_last & last_major)]
-                with m.If(seg_last):
-                    m.d.sync += [seg.eq(0), major.eq(major + 1),
-                                 run_addr.eq(run_addr + d.stride)]
-                    with m.If(last_major):
-                        m.d.sync += state.eq(_State.DRAIN)
+    def _walk_squares(self, m, w, rq, sq):
+        """ND2ZN, DN2NZ: square (``major``, ``seg``) of S x S elements, line ``r`` of it:
+        tile line ``major << log2_block + seg * S + r``; its address rides ``sq``."""
+        d = w.d
+        side = Const(1, 24) << w.log2_side
+        minor0 = w.seg << w.log2_side                     # the square's first minor
+        major0 = w.major << w.log2_side
+        first = w.r == 0
+        m.d.comb += [w.exists.eq((minor0 + w.r) < (Const(1, 24) << w.log2_block)),
+                     w.tile_off.eq(((w.major << w.log2_block) + minor0 + w.r) << LOG2_LINE),
+                     w.go.eq(w.walking & ((rq.level + w.pend) < rq.depth)
+                             & (~first | sq.w_rdy)),
+                     w.last_major.eq((major0 + side) >= d.valid_major)]
+        minor_last = (minor0 + side) >= d.valid_minor
+        left = w.minor_bytes - (minor0 << w.log2_e)
+        lines = d.valid_major - major0
+        with m.If(w.go):
+            m.d.sync += [w.pend_meta.lane.eq(w.tile_off[:self.log2_w]),
+                         w.pend_meta.zero.eq(~w.exists),
+                         w.pend_meta.lines.eq(Mux(lines > side, side, lines))]
+            with m.If(first):
+                square = Signal(SquareMeta)
+                m.d.comb += [square.bytes.eq(Mux(left > LINE_BYTES, LINE_BYTES, left)),
+                             square.last.eq(minor_last & w.last_major),
+                             square.addr.eq(w.run_addr + (minor0 << w.log2_e)),
+                             sq.w_en.eq(1), sq.w_data.eq(square)]
+            with m.If(w.r == (Const(1, 6) << w.log2_side) - 1):
+                m.d.sync += w.r.eq(0)
+                with m.If(minor_last):
+                    m.d.sync += [w.seg.eq(0), w.major.eq(w.major + 1),
+                                 w.run_addr.eq(w.run_addr + (d.stride << w.log2_side))]
+                    with m.If(w.last_major):
+                        m.d.sync += w.state.eq(_State.DRAIN)
                 with m.Else():
-                    m.d.sync += seg.eq(seg + 1)
-        with m.Else():
-            minor0 = seg << log2_side                         # the square's first minor
-            major0 = major << log2_side
-            m.d.comb += exists.eq((minor0 + r) < (Const(1, 24) << log2_block))
-            line = (major << log2_block) + minor0 + r
-            side_last = r == (Const(1, 6) << log2_side) - 1
-            first = r == 0
-            m.d.comb += [tile_off.eq(line << LOG2_LINE),
-                         go.eq(walking & room_rows & (~first | sq.w_rdy))]
-            minor_last = (minor0 + (Const(1, 24) << log2_side)) >= valid_minor
-            m.d.comb += last_major.eq((major0 + (Const(1, 24) << log2_side)) >= valid_major)
-            left = minor_bytes - (minor0 << log2_e)
-            lines = valid_major - major0
-            with m.If(go):
-                m.d.sync += [pend_meta.lane.eq(tile_off[:log2_w]), pend_meta.zero.eq(~exists),
-                             pend_meta.lines.eq(Mux(lines > (Const(1, 24) << log2_side),
-                                                    Const(1, 24) << log2_side, lines))]
-                with m.If(first):
-                    square = Signal(SquareMeta)
-                    m.d.comb += [square.bytes.eq(Mux(left > LINE_BYTES, LINE_BYTES, left)),
-                                 square.last.eq(minor_last & last_major),
-                                 square.addr.eq(run_addr + (minor0 << log2_e)),
-                                 sq.w_en.eq(1), sq.w_data.eq(square)]
-                with m.If(side_last):
-                    m.d.sync += r.eq(0)
-                    with m.If(minor_last):
-                        m.d.sync += [seg.eq(0), major.eq(major + 1),
-                                     run_addr.eq(run_addr + (d.stride << log2_side))]
-                        with m.If(last_major):
-                            m.d.sync += state.eq(_State.DRAIN)
-                    with m.Else():
-                        m.d.sync += seg.eq(seg + 1)
-                with m.Else():
-                    m.d.sync += r.eq(r + 1)
-        m.d.comb += [self.tile_rd.en.eq(go & exists),
-                     self.tile_rd.word.eq(tile_off >> log2_w)]
-        with m.If(state == _State.IDLE):
-            m.d.sync += [major.eq(0), seg.eq(0), r.eq(0), run_addr.eq(self.instr.payload.base)]
+                    m.d.sync += w.seg.eq(w.seg + 1)
+            with m.Else():
+                m.d.sync += w.r.eq(w.r + 1)
 
-        # the data of the read issued last cycle
+    def _read_data(self, m, w, wq, rq, tr):
+        """The data of the read issued last cycle: a write into the direct queue, or a row
+        (zeros for a line past the tile) into the transposer's queue."""
+        W = self.width
+        meta = w.pend_meta
         lane_data = Signal(8 * W)
-        m.d.comb += lane_data.eq(self.tile_data >> (pend_meta.lane << 3))
+        m.d.comb += lane_data.eq(self.tile_data >> (meta.lane << 3))
         wr = Signal(MemWrite(W))
-        m.d.comb += [wr.addr.eq(pend_meta.addr), wr.data.eq(lane_data),
-                     wr.be.eq((Const(1, W + 1) << pend_meta.bytes) - 1),
-                     wq.w_data.eq(wr.as_value() | (pend_meta.last << MemWrite(W).size)),
-                     wq.w_en.eq(pend & ~transposing)]
+        m.d.comb += [wr.addr.eq(meta.addr), wr.data.eq(lane_data),
+                     wr.be.eq((Const(1, W + 1) << meta.bytes) - 1),
+                     wq.w_data.eq(wr.as_value() | (meta.last << MemWrite(W).size)),
+                     wq.w_en.eq(w.pend & ~w.transposing)]
         row = Signal(tr.i.payload.shape())
-        m.d.comb += [row.data.eq(Mux(pend_meta.zero, 0, lane_data[:8 * LINE_BYTES])),
-                     row.log2_ebits.eq(log2_e + 3), row.lines.eq(pend_meta.lines),
-                     rq.w_data.eq(row), rq.w_en.eq(pend & transposing),
+        m.d.comb += [row.data.eq(Mux(meta.zero, 0, lane_data[:8 * LINE_BYTES])),
+                     row.log2_ebits.eq(w.log2_e + 3), row.lines.eq(meta.lines),
+                     rq.w_data.eq(row), rq.w_en.eq(w.pend & w.transposing),
                      tr.i.valid.eq(rq.r_rdy), tr.i.payload.eq(rq.r_data),
                      rq.r_en.eq(tr.i.ready)]
 

@@ -26,7 +26,8 @@ def test_the_kernel_stores_a_plus_b_and_reads_it_back(tmp_path):
     want = mem.copy()
     want[8192:10240] = (a + b).astype(np.int16).view(np.uint8)     # wrapping S16 add
     assert np.array_equal(st["memory"], want)
-    assert sorted(st.keys()) == ["T#1", "T#1.valid", "memory"]
+    assert sorted(st.keys()) == ["T#1", "T#1.valid", "memory", "memory.valid"]
+    assert st["memory.valid"].all()
     assert np.array_equal(st["T#1"], want[8192:10240]) and st["T#1.valid"].all()
 
 

@@ -269,3 +269,17 @@ def test_every_type_round_trips_through_the_block():
     for name in DTYPES:
         insn = parse_line(f"TSTORE.NORM <LB0:1, {name}>, T#1, [a0]")
         assert disassemble(assemble(insn)) == insn
+
+
+def test_null_padded_bytes_stored_are_undefined_and_load_back_undefined():
+    """D5 + D15: a TSTORE of a register's Null-padded (undefined) bytes leaves those memory
+    bytes undefined (the RTL stores whatever its slot holds); a TLOAD of them gives
+    undefined tile bytes; the defined ones stay defined."""
+    m = _machine("TLOAD.NORM <LB0:8, LB1:16, LB2:16, S16, Null>, [a0], ->T<512>", a1=4096)
+    m.execute("TSTORE.NORM <LB0:16, LB1:2, LB2:16, S16>, T#1, [a1]")
+    row = np.r_[np.ones(16, bool), np.zeros(16, bool)]         # 8 loaded, 8 padded elements
+    assert np.array_equal(m.defined[4096:4160], np.r_[row, row])
+    assert m.defined[:4096].all() and m.defined[4160:].all()
+    m.execute("TLOAD.NORM <LB0:32, LB1:1, LB2:32, S16, Zero>, [a1], ->U<256>")
+    img = m.tiles.read("U#1")
+    assert np.array_equal(img.valid[:64], np.r_[row, row]) and img.valid[64:].all()

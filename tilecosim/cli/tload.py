@@ -125,9 +125,11 @@ run it (the program reads a0, a1 and a2: give each a value with --reg):
                         "and the only choice, with an HDL backend)")
     add_hdl_options(r, transpose=False)
     r.add_argument("--out", metavar="FILE.npz",
-                   help="write the final state: 'memory' (global memory, uint8) and, for "
-                        "each live register, its image under its name ('T#1') and the "
-                        "defined bytes under the name and '.valid' ('T#1.valid')")
+                   help="write the final state: 'memory' (global memory, uint8) and "
+                        "'memory.valid' (its defined bytes: a TSTORE of Null-padded tile "
+                        "bytes leaves undefined ones), and for each live register its image "
+                        "under its name ('T#1') and its defined bytes under the name and "
+                        "'.valid' ('T#1.valid')")
     r.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     r.add_argument("--full", action="store_true", help="print whole matrices")
 
@@ -329,7 +331,7 @@ def _stored_text(addrs) -> str:
 def _write_state(path: str, machine) -> None:
     """--out of ``run``: the final global memory and every live register (the state after
     the last instruction that completed; a faulting one changed nothing)."""
-    arrays = {"memory": machine.memory}
+    arrays = {"memory": machine.memory, "memory.valid": machine.defined}
     for name, img in machine.tiles.live():
         arrays[name] = np.asarray(img.data, dtype=np.uint8)
         arrays[f"{name}.valid"] = np.asarray(img.valid, dtype=bool)

@@ -1,11 +1,17 @@
-"""Programs of the tile system (seeds 000 and 002): TLOAD, TADD and TSUB over the tile
-register file, checked against the golden Machine after every instruction.
+"""Programs of the tile system (seeds 000 and 002, D15): TLOAD, TSTORE, TADD and TSUB over
+the tile register file and global memory, checked against the golden Machine after every
+instruction.
 
 A scenario is a program of 1..64 instructions and its scalar registers
 (:func:`tilecosim.model.scenarios.random_program`).
 
-Coverage bins (32)
+Coverage bins (47)
   ``program.layout:LAYOUT``   -- a TLOAD of each layout through the system
+  ``program.store:LAYOUT``    -- a TSTORE of each layout
+  ``program.store:whole``, ``program.store:partial`` -- a TSTORE of the register's whole
+                                 matrix, or of a part of it
+  ``program.store_source:S``  -- a TSTORE's source kept (``.reuse``) or released
+  ``program.store:readback``  -- a TLOAD whose source covers bytes a TSTORE wrote before it
   ``program.outputs:multi``   -- a TLOAD with 2..8 outputs
   ``program.lane:ESIZE``      -- a TADD/TSUB on each lane width (b4x2, b8, b16, b32, b64)
   ``program.op:OP``           -- TADD, TSUB
@@ -19,7 +25,7 @@ Coverage bins (32)
                                  TileAllocation ``full``: 16 live registers, ``ring``:
                                  a live Q#16 with free slots);
                                  ``far``: a TLOAD with operands over 32 bits, whatever
-                                 its fault
+                                 its fault; ``TSTORE/..``: each fault of a TSTORE
   ``program.fault_after:N``   -- the fault at instruction 1, 2..8, 9..32, 33..
 """
 
@@ -32,14 +38,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilecosim.hdl.tiles.system import TileSystem
-from tilecosim.model.asm import TLoadInsn, parse_program
+from tilecosim.model.asm import TLoadInsn, TStoreInsn, parse_program
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.dtypes import dtype
 from tilecosim.model.faults import Fault
 from tilecosim.model.machine import Machine
 from tilecosim.model.scenarios import INT_TYPES, PROGRAM_FAULTS, random_program
 from tilecosim.model.tiles import QUEUE_DEPTH
-from tilecosim.model.tload import LCFR, TILE_QUEUES, TLoadLayout
+from tilecosim.model.tload import LCFR, TILE_QUEUES, TLoadLayout, plan
 from tilecosim.sim.benches.program import ProgramConfig, golden_steps, run_programs
 
 from .base import Operation, Outcome, Top, Unit
@@ -67,9 +73,14 @@ class ProgramItem:
         return len(self.lines)
 
 
-def fault_kind(f: Fault) -> str:
-    """The ``program.fault`` bin of a fault."""
+def fault_kind(f: Fault, insn=None) -> str:
+    """The ``program.fault`` bin of a fault (of the instruction ``insn``)."""
     msg = f.message
+    if isinstance(insn, TStoreInsn):
+        if f.name == "IllegalParameter":
+            return {"DataType": "TSTORE/DataType", "RegSrc1": "TSTORE/overlap"}.get(
+                f.field, "TSTORE/shape")
+        return f"TSTORE/{f.name}"
     if f.name == "TileReleased":
         return ("TileReleased/never" if "never been written" in msg or "holds no tile" in msg
                 else "TileReleased/released")
@@ -96,18 +107,31 @@ def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | N
                 arith="integer")
     bins: set[str] = set()
     allocations = dict.fromkeys(TILE_QUEUES, 0)
+    stored = np.zeros(mem_size, dtype=bool)          # bytes a TSTORE wrote so far
     for n, (line, insn) in enumerate(parse_program(item.text), 1):
+        src = m.tiles.read(insn.src) if isinstance(insn, TStoreInsn) and \
+            m.tiles.is_live(insn.src.queue, insn.src.index) else None
         try:
             step = m.execute(insn, line)
         except Fault as f:
             far = isinstance(insn, TLoadInsn) and is_far(insn.resolve(m.regs))
-            bins |= {f"program.fault:{'far' if far else fault_kind(f)}",
+            bins |= {f"program.fault:{'far' if far else fault_kind(f, insn)}",
                      f"program.fault_after:{_after(n)}"}
             return f, sorted(bins)
         if isinstance(insn, TLoadInsn):
             bins.add(f"program.layout:{insn.layout.name}")
             if len(insn.dsts) > 1:
                 bins.add("program.outputs:multi")
+            span = plan(step.params, mem_size, m.lcfr).src_span()
+            if span is not None and stored[span[0]:span[1] + 1].any():
+                bins.add("program.store:readback")
+        elif isinstance(insn, TStoreInsn):
+            p = step.params
+            whole = p.valid_row == src.rows and p.valid_col == src.cols
+            bins |= {f"program.store:{insn.layout.name}",
+                     f"program.store:{'whole' if whole else 'partial'}",
+                     f"program.store_source:{'reuse' if insn.src.reuse else 'release'}"}
+            stored[step.stored] = True
         else:
             bins |= {f"program.op:{insn.op}", f"program.lane:{_lane(step.tiles[0].dtype)}"}
             for src in (insn.src0, insn.src1):
@@ -138,7 +162,7 @@ def _system(width: int):
 class Program(Operation):
     name = "program"
     seed_name = "tile system"
-    tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TADD/TSUB, W = 32"),)
+    tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TSTORE + TADD/TSUB, W = 32"),)
     tests = ("tests/hdl/test_tiles.py",)
     # (the tile system's area is the bench's tiles part: system, register file, ALU)
     units = (Unit("TileSystem", "tiles/system.py", proof="system"),
@@ -153,6 +177,9 @@ class Program(Operation):
     def bins(self) -> list[str]:
         return ([f"program.layout:{lay.name}" for lay in TLoadLayout]
                 + ["program.outputs:multi"]
+                + [f"program.store:{lay.name}" for lay in TLoadLayout]
+                + ["program.store:whole", "program.store:partial", "program.store:readback",
+                   "program.store_source:reuse", "program.store_source:release"]
                 + [f"program.lane:{e}" for e in LANES]
                 + ["program.op:TADD", "program.op:TSUB", "program.source:reuse",
                    "program.source:release", "program.index:16", "program.queue:full",
@@ -165,6 +192,10 @@ class Program(Operation):
         kw: dict = {}
         if point == "program.layout":
             kw["layout"] = TLoadLayout[value]
+        elif point == "program.store" and value in TLoadLayout.__members__:
+            kw.update(layout=TLoadLayout[value], store_layout=TLoadLayout[value])
+        elif point in ("program.store", "program.store_source"):
+            kw["stores"] = 0.4
         elif point == "program.lane":
             kw["dtype"] = rng.choice([t for t in INT_TYPES if _lane_name(t) == value])
         elif hint == "program.index:16":

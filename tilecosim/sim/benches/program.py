@@ -81,7 +81,8 @@ class GoldenStep:
     names: list[str]
     live: list                          # [(name, TileImage)] after it
     write_bytes: int = 0                # bytes of the tiles it writes
-    #: a TSTORE's global-memory writes: (addresses int64[], their bytes after it uint8[])
+    #: a TSTORE's global-memory writes: (addresses int64[], their bytes after it uint8[],
+    #: whether each is defined bool[]: not when it came from a Null-padded tile byte)
     stored: tuple | None = None
     #: a TSTORE's footprint: (RegSrc0, stride, element bytes, "row" or "column")
     footprint: tuple | None = None
@@ -130,7 +131,7 @@ def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
             break
         stored = footprint = None
         if step.stored is not None:
-            stored = (step.stored, machine.memory[step.stored])
+            stored = (step.stored, machine.memory[step.stored], machine.defined[step.stored])
             p = step.params
             dn = p.layout.source_dn
             dense = (p.valid_row if dn else p.valid_col) * p.esize
@@ -181,6 +182,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
     source = Source("records", [], state, stall=Stall(cfg.seed, 0, cfg.p_record_valid))
     memory = np.array(mem, dtype=np.uint8)        # global memory: TSTOREs write it
     expected = np.array(mem, dtype=np.uint8)      # the machine's, after the checked step
+    defined = np.ones(memory.size, dtype=bool)     # its defined bytes (the others: any value)
     read = memory_answer(memory, W, "the system")
     wr_fields = {name: (f.offset, f.width) for name, f in MemWrite(W)}
 
@@ -199,7 +201,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
         memory[addr + idx] = np.frombuffer(data.to_bytes(W, "little"), np.uint8)[idx]
 
     def check_memory(where: str, res, step: GoldenStep) -> None:
-        bad = np.flatnonzero(memory != expected)
+        bad = np.flatnonzero((memory != expected) & defined)
         mine = set() if step.stored is None else set(step.stored[0][
             np.isin(step.stored[0], bad[:MAX_REPORTED])].tolist())
         for a in bad[:MAX_REPORTED]:
@@ -309,6 +311,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
             cur["res"], cur["k"] = results[k], k
             memory[:] = mem                     # each program starts from the same memory
             expected[:] = mem
+            defined[:] = True
             await run_one(port, steps, results[k])
             if state["done"]:
                 return
@@ -326,6 +329,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
                 res.first_record_cycle = accepted[0]
             if step.stored is not None:
                 expected[step.stored[0]] = step.stored[1]
+                defined[step.stored[0]] = step.stored[2]
             if cfg.check == "each":
                 await wait_done(port, i + 1)
                 if state["done"]:
