@@ -1,5 +1,6 @@
-"""Programs on the RTL tile system on Icarus and Verilator: the seed's tile-register example
-and a program for each fault of the tile register file (tests/hdl/test_tiles.py), checked
+"""Programs on the RTL tile system on Icarus and Verilator: the seed's tile-register example,
+a kernel that stores and reads back (TSTORE), and a program for each fault of the tile
+register file and of TSTORE (tests/hdl/test_tiles.py), checked
 against the golden Machine after every instruction, and streamed without a pause; every
 completion, the last record of every instruction and its first tile write in the same
 cycle as on Amaranth's simulator."""
@@ -8,12 +9,13 @@ import functools
 
 import pytest
 
-from tests.hdl.test_tiles import FAULT_PROGRAMS, SEED_EXAMPLE, drawn_programs, run_checked
+from tests.hdl.test_tiles import (FAULT_PROGRAMS, KERNEL, SEED_EXAMPLE, drawn_programs,
+                                  run_checked)
 from tests.tiers import slow, tiered
 
 from .simulators import SIMULATORS, need
 
-TEXTS = [SEED_EXAMPLE] + [t for t, _ in FAULT_PROGRAMS.values()]
+TEXTS = [SEED_EXAMPLE, KERNEL] + [t for t, _ in FAULT_PROGRAMS.values()]
 
 
 def _events(runs):
@@ -38,9 +40,9 @@ def test_programs_match_the_machine_with_amaranths_cycles(sim, check):
 
 @pytest.mark.parametrize("check", [slow("each"), "end"])
 def test_a_program_aimed_at_every_bin_on_verilator(check):
-    """One random program per bin of the program operation (32: pressure, Q#16, a queue
+    """One random program per bin of the program operation (47: pressure, Q#16, a queue
     past 16 allocations, reuse and release, every layout, lane and fault, both allocation
     faults among them), with back-pressure, in one simulator start."""
     need("verilator")
     runs = run_checked(drawn_programs(), "verilator", check=check)
-    assert len(runs) == 32
+    assert len(runs) == 47

@@ -220,7 +220,7 @@ def random_program(rng: random.Random, mem_size: int = 1 << 16, length: int | No
         ok = [q for q in QUEUES if tiles.room(q) > 0]
         if not ok:
             return None
-        return (f"TLOAD.NORM <LB0:{rng.randint(1, 256)}, LB1:1, U8, Zero>, [{base}], "
+        return (f"TLOAD.NORM <LB0:{rng.randint(1, 256)}, LB1:1, LB2:256, U8, Zero>, [{base}], "
                 f"->{rng.choice(ok)}<256>")
 
     def emit(line) -> bool:

@@ -41,8 +41,26 @@ LOAD = "TLOAD.NORM <LB0:16, LB1:16, S16, Zero>, [{}], ->{}<512>\n"
 SEED_EXAMPLE = (LOAD.format("a0", "T") + LOAD.format("a1", "T") + LOAD.format("a2", "T")
                 + "TADD T#2.reuse, T#3, ->U\nTSUB T#2, T#1, ->U\n")
 
+#: the kernel of examples/kernel.s (D15): load, add, store, and load the stored sum back
+KERNEL = ("TLOAD.ND2NZ <LB0:32, LB1:32, S16>, [a0], ->T<2KB>\n"
+          "TLOAD.ND2NZ <LB0:32, LB1:32, S16>, [a1], ->T<2KB>\n"
+          "TADD T#1, T#2, ->U\n"
+          "TSTORE.ND2NZ <LB0:32, LB1:32, S16>, U#1.reuse, [a3]\n"
+          "TLOAD.NORM <LB0:32, LB1:32, S16>, [a3], ->T<2KB>\n"
+          "TSTORE.DN2NZ <LB0:30, LB1:32, LB2:32, S16>, U#1, [a2]\n"
+          "TLOAD.DN2NZ <LB0:30, LB1:32, LB2:32, S16, Zero>, [a2], ->M<2KB>\n")
+
 #: name -> (program, the fault that ends it: name, D8 code, its line)
 FAULT_PROGRAMS = {
+    "a TSTORE of a released register": (LOAD.format("a0", "T")
+                                        + "TSTORE.NORM <LB0:16, LB1:16, S16>, T#1, [a3]\n" * 2,
+                                        ("TileReleased", 4, 3)),
+    "a TSTORE of another element size": (LOAD.format("a0", "T")
+                                         + "TSTORE.NORM <LB0:16, LB1:16, S8>, T#1, [a3]\n",
+                                         ("IllegalParameter", 2, 2)),
+    "a TSTORE past the end of memory": (LOAD.format("a0", "T")
+                                        + "TSTORE.NORM <LB0:16, LB1:16, S16>, T#1, [a3, a3]\n",
+                                        ("OutOfBounds", 6, 2)),
     "17 loads into one queue": ("".join(LOAD.format("a0", "M") for _ in range(17)),
                                 ("TileAllocation", 3, 17)),
     # 16 live in M after a load into U: the other queues' slots stay as they were
@@ -111,6 +129,21 @@ def test_the_seed_example():
 
 
 @pytest.mark.parametrize("check", ["each", "end"])
+def test_the_kernel_stores_and_reads_back(check):
+    """TLOAD, TLOAD, TADD, TSTORE, a TLOAD of the stored sum, a transposing TSTORE and its
+    TLOAD: memory and registers equal the Machine's after every instruction (run_checked),
+    and the sum read back is A + B, computed here from the memory image."""
+    [(steps, res)] = run_checked([KERNEL], check=check)
+    assert res.faults == [0] * 7
+    mem = seeded_memory(21, 1 << 16)
+    a = mem[0:2048].view(np.int16)
+    b = mem[512:2560].view(np.int16)
+    back = dict(steps[4].live)["T#1"]
+    assert np.array_equal(back.data.view(np.int16), (a + b).astype(np.int16))
+    assert [len(s.stored[0]) if s.stored else 0 for s in steps] == [0, 0, 0, 2048, 0, 1920, 0]
+
+
+@pytest.mark.parametrize("check", ["each", "end"])
 def test_each_fault_of_the_register_file(check):
     texts = list(FAULT_PROGRAMS.values())
     for (text, (name, code, line)), (steps, res) in zip(texts, run_checked(
@@ -121,12 +154,13 @@ def test_each_fault_of_the_register_file(check):
 
 @pytest.mark.parametrize("width", [slow(64), 128])
 def test_the_system_at_a_wider_beat(width):
-    """W = 64 and 128: the seed's example, every fault program and random programs of every
-    layout and lane, on W-byte SRAM words and ports."""
-    texts = [SEED_EXAMPLE] + [t for t, _ in FAULT_PROGRAMS.values()]
+    """W = 64 and 128: the seed's example, the kernel, every fault program and random
+    programs of some layouts, a lane and stores, on W-byte SRAM words and ports."""
+    texts = [SEED_EXAMPLE, KERNEL] + [t for t, _ in FAULT_PROGRAMS.values()]
     runs = run_checked(texts + drawn_programs(("program.layout:ND2ZN", "program.lane:b64",
-                                               "program.queue:full")), width=width)
-    assert [res.faults[-1] for _, res in runs[1:len(texts)]] == \
+                                               "program.queue:full", "program.store:ND2ZN",
+                                               "program.store:DN2NZ")), width=width)
+    assert [res.faults[-1] for _, res in runs[2:len(texts)]] == \
         [code for _, (_, code, _) in FAULT_PROGRAMS.values()]
 
 

@@ -47,7 +47,7 @@ EQUIVALENT: dict[str, str] = {
     "g:l1l0/engine.py:190:53:slice-hi+1":
         "cur.src_stride[:17]: a srcStride above 16 bits faults (ParameterRange) before the "
         "instruction starts, so bit 16 of a running instruction's stride is 0",
-    "g:tiles/system.py:185:60:const+1":
+    "g:tiles/system.py:203:60:const+1":
         "words_bits = ... + 2: the width of the TADD beat counter, one bit wider; it counts "
         "to at most LCFR / W beats either way, so every value and comparison is the same",
     "g:l1l0/engine.py:287:43:slice-hi+1":
