@@ -28,7 +28,8 @@ def test_tops_are_the_verilog_listing():
                                             "square_transpose", "l1l0_engine",
                                             "l1l0_engine_w64", "l1l0_engine_w128",
                                             "load_align_unit", "store_align_unit",
-                                            "tile_system"]
+                                            "tstore_engine", "tstore_engine_w64",
+                                            "tstore_engine_w128", "tile_system"]
 
 
 def test_coverage_counts_are_those_of_the_report():

@@ -300,7 +300,8 @@ def run_and_report(args) -> int:
               "constant bits from Yosys, once per build (a minute or two)", file=sys.stderr,
               flush=True)
         try:
-            code = codecov.report(raw, out_dir / "coverage", Path(args.coverage_waivers))
+            code = codecov.report(raw, out_dir / "coverage", Path(args.coverage_waivers),
+                                  parts={t.name: t.parts for t in ops.tops() if t.parts})
         except codecov.CoverageToolError as e:
             print(f"tilecosim regress: error: {e}", file=sys.stderr)
             return 2

@@ -432,14 +432,25 @@ def _pct(hit: int, total: int) -> float:
 
 
 def report(raw: Path, out: Path, waivers_path: Path = WAIVERS,
-           goal: tuple[float, float] = (95.0, 90.0)) -> dict:
+           goal: tuple[float, float] = (95.0, 90.0), parts: dict | None = None) -> dict:
     """Merge the runs of ``raw`` into ``out`` and report; returns the summary (the JSON of
-    ``regress --json``'s ``code_coverage``)."""
+    ``regress --json``'s ``code_coverage``).  ``parts``: engine -> ((instance, name), ...),
+    units inside an engine that also get a row of their own, ``<engine>.<instance>``, from
+    the engine's points under that instance (their waivers are the engine's)."""
     points, scopes = merge_dir(raw)
     out.mkdir(parents=True, exist_ok=True)
     write_dat(points, out / "coverage.dat")
     by_engine = engine_points(points, scopes)
-    engines = sorted({s.engine for s in scopes.values()})
+    engines, waiver_top = [], {}
+    for engine in sorted({s.engine for s in scopes.values()}):
+        engines.append(engine)
+        waiver_top[engine] = engine
+        for inst, _name in (parts or {}).get(engine, ()):
+            row = f"{engine}.{inst}"
+            by_engine[row] = [p for p in by_engine.get(engine, [])
+                              if p.instance == inst or p.instance.startswith(inst + ".")]
+            engines.append(row)
+            waiver_top[row] = engine
     waivers = parse_waivers(waivers_path)
     v = _Verilog()
     if any(w.kind == "idiom" and w.pattern == "netlist-constant" for w in waivers):
@@ -457,7 +468,8 @@ def report(raw: Path, out: Path, waivers_path: Path = WAIVERS,
         for kind in KINDS:
             total = hit = waived = 0
             for p in (q for q in pts if q.kind == kind):
-                w = _waiver_for(engine, p, waivers, v) if p.count == 0 else None
+                w = (_waiver_for(waiver_top[engine], p, waivers, v) if p.count == 0
+                     else None)
                 if w is not None:
                     w.used += 1
                     waived += 1

@@ -19,10 +19,13 @@ __all__ = ["Top", "Unit", "Outcome", "Operation", "by_class"]
 
 @dataclass(frozen=True)
 class Top:
-    """A Verilog top of ``tilecosim verilog``: a file stem (the module name) and the design."""
+    """A Verilog top of ``tilecosim verilog``: a file stem (the module name) and the design;
+    ``parts``, units inside it whose code coverage is also reported on its own:
+    (instance, unit name)."""
     name: str
     make: Callable                   # make(profile) -> a wiring.Component
     what: str                        # one line for the listing
+    parts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilecosim.hdl.tiles.system import TileSystem
+from tilecosim.hdl.tstore.engine import TStoreEngine
 from tilecosim.model.asm import TLoadInsn, TStoreInsn, parse_program
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.dtypes import dtype
@@ -159,16 +160,31 @@ def _system(width: int):
     return make
 
 
+def _tstore(width: int):
+    def make(profile: str = "finite"):
+        return TStoreEngine(width=width)
+    return make
+
+
 class Program(Operation):
     name = "program"
     seed_name = "tile system"
-    tops = (Top("tile_system", _system(32), "tile system: tile register file + TLOAD + TSTORE + TADD/TSUB, W = 32"),)
+    tops = (Top("tstore_engine", _tstore(32), "TSTORE engine, W = 32"),
+            Top("tstore_engine_w64", _tstore(64), "TSTORE engine, W = 64"),
+            Top("tstore_engine_w128", _tstore(128), "TSTORE engine, W = 128"),
+            Top("tile_system", _system(32),
+                "tile system: tile register file + TLOAD + TSTORE + TADD/TSUB, W = 32",
+                parts=(("store", "TStoreEngine"),)))
     tests = ("tests/hdl/test_tiles.py",)
     # (the tile system's area is the bench's tiles part: system, register file, ALU)
     units = (Unit("TileSystem", "tiles/system.py", proof="system"),
              Unit("RecordAssembler", "tiles/records.py", proof="records", quick=True),
              Unit("TileRegisterFile", "tiles/regfile.py"),
-             Unit("ElementwiseALU", "tiles/elementwise.py"))
+             Unit("ElementwiseALU", "tiles/elementwise.py"),
+             Unit("TStoreEngine", "tstore/engine.py", ("tests/hdl/test_tstore.py",),
+                  area=(("tstore_engine (W = 32)", {"width": 32}),
+                        ("tstore_engine (W = 64)", {"width": 64}),
+                        ("tstore_engine (W = 128)", {"width": 128})), proof="tstore"))
     regress = True
     widths = (32, 64, 128)
     regress_default = False         # whole programs are slow: regress --ops program

@@ -134,6 +134,10 @@ def _procs(cases, mem: np.ndarray, cfg: TStoreConfig, res: TStoreResult):
         mask = np.unpackbits(np.frombuffer(be.to_bytes(W // 8, "little"), np.uint8),
                              bitorder="little").astype(bool)
         idx = np.flatnonzero(mask)
+        if len(res.faults) >= len(res.accept_cycles):
+            raise AssertionError(f"write of {idx.size} B at {addr:#x} after TSTORE "
+                                 f"{len(res.faults) - 1} completed, before the next was "
+                                 f"accepted (a completion must follow its last write)")
         if idx.size and addr + int(idx[-1]) >= memory.size:
             raise AssertionError(f"write of {idx.size} B at {addr:#x}, past the end of the "
                                  f"{memory.size}-byte memory")
