@@ -133,7 +133,9 @@ class TileRegisterFile(wiring.Component):
             slot = Signal(4, name=f"slot{p}")
             m.d.comb += slot.eq(r.head - name.index)
             m.d.comb += [out.slot.eq(Cat(slot, q[:2])), out.meta.eq(meta[Cat(slot, q[:2])])]
-            with m.If((q >= 6) | (name.index == 0) | (name.index > QUEUE_DEPTH)):
+            # ACC and S carry no index (the record's is ignored): never written
+            with m.If((q >= 6) | ((q < NQUEUES)
+                                  & ((name.index == 0) | (name.index > QUEUE_DEPTH)))):
                 m.d.comb += out.status.eq(LookupStatus.ILLEGAL)
             with m.Elif((q >= NQUEUES) | (~r.wrapped & (name.index > r.head))):
                 m.d.comb += out.status.eq(LookupStatus.NEVER)

@@ -86,6 +86,8 @@ FAULT_PROGRAMS = {
     "a read after release": (SEED_EXAMPLE + "TADD T#3, T#1, ->N\n", ("TileReleased", 4, 6)),
     "a never-written register": (LOAD.format("a0", "U") + "TADD U#1, U#2, ->T\n",
                                  ("TileReleased", 4, 2)),
+    # ACC holds no tile (regress --ops program, seed 1, found the RTL calling it illegal)
+    "ACC as a source": ("TADD ACC, ACC, ->T\n", ("TileReleased", 4, 1)),
     "an illegal destination": (LOAD.format("a0", "N") + "TADD N#1.reuse, N#1, ->ACC\n",
                                ("IllegalInstruction", 1, 2)),
     "a TLOAD to ACC": ("TLOAD.NORM <LB0:16, LB1:16, S16, Zero>, [a0], ->ACC<512>\n",
@@ -302,10 +304,14 @@ def test_the_register_file_alone_keeps_the_models_names_and_rule():
                          np.ones(256, bool))
 
     def want_status(q, index):
-        if q >= 6 or not 1 <= index <= QUEUE_DEPTH:
+        if q >= 6:
             return LookupStatus.ILLEGAL
-        name = ("T", "U", "M", "N", "ACC", "S")[q]
-        if q >= 4 or index > gold.allocated(name):
+        if q >= 4:                          # ACC and S: no index, never written (D7)
+            return LookupStatus.NEVER
+        if not 1 <= index <= QUEUE_DEPTH:
+            return LookupStatus.ILLEGAL
+        name = ("T", "U", "M", "N")[q]
+        if index > gold.allocated(name):
             return LookupStatus.NEVER
         return LookupStatus.LIVE if gold.is_live(name, index) else LookupStatus.RELEASED
 
