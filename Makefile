@@ -16,7 +16,7 @@ INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip in
 export TILECOSIM_BUILD_CACHE ?= $(CURDIR)/build/sim-cache
 export TILECOSIM_WAVES_DIR ?= $(CURDIR)/build/waves
 
-.PHONY: install demo test check bench bench-tload bench-units bench-tiles bench-sim bench-cluster lint fuzz mutation \
+.PHONY: install demo test check bench bench-tload bench-units bench-tiles bench-tstore bench-sim bench-cluster lint fuzz mutation \
         formal regress regress-designs clean
 
 install: $(STAMP)
@@ -55,6 +55,11 @@ bench-units: $(STAMP)
 # the RTL tile system: a TLOAD stream against the engine alone, TADD, latency, area
 bench-tiles: $(STAMP)
 	$(BIN)/tilecosim bench --only tiles --out build/bench-tiles
+
+# the TSTORE engine at 64 KB per layout, element size and W, and the kernel through the tile
+# system
+bench-tstore: $(STAMP)
+	$(BIN)/tilecosim bench --only tstore --out build/bench-tstore
 
 # simulated cycles per second (Amaranth, Icarus, Verilator; Python-driven and bulk harness)
 # and regress scenarios per second on each backend

@@ -5,6 +5,9 @@
   back-pressure, memory latency 2);
 * L1 -> L0 engine: the same per data type at repeatTimes 4, 16 and 64;
 * LoadAlign unit: ops per cycle and latency over every mode back to back;
+* TSTORE engine: each layout and element size at 64 KB and W = 32, 64, 128, against its
+  bound; a TLOAD -> TADD -> TSTORE kernel through the tile system against its parts, and the
+  cost of program order (:mod:`tilecosim.perf.tstore`);
 * simulation speed: simulated cycles per second of Amaranth, Icarus and Verilator on a
   stream of 64 KB TLOADs, with the Python-driven bench and with the bulk harness, and the
   ratios;
@@ -36,6 +39,7 @@ from tilecosim.perf.cluster import markdown as cluster_md, measure_cluster
 from tilecosim.perf.sim_speed import REGRESS_COUNTS, measure, regress_rate, scenario
 from tilecosim.perf.tiles import SHAPES, stream_case as tiles_stream_case, tadd_case, tiles_area
 from tilecosim.perf.tload import NARROW, area, bench_case, narrow_case, stream_case
+from tilecosim.perf.tstore import bench_case as tstore_case, kernel_case
 from tilecosim.perf.units import l1l0_case, load_align_figures
 from tilecosim.sim.runner import BACKENDS, missing
 
@@ -88,6 +92,14 @@ def _golden():
             "ratio": round(ref / best, 1), "fast_mb_per_s": round(size / best / 1e6, 1)}
 
 
+def _tstore_case(layout_name, esize, width):
+    return tstore_case(TLoadLayout[layout_name], esize, width)
+
+
+def _tstore_kernel(width):
+    return kernel_case(width)
+
+
 def _tiles_stream(layout):
     return tiles_stream_case(layout)
 
@@ -120,8 +132,8 @@ def _area(label):
 
 
 #: the parts of the run, in the order of the report
-PARTS = ("tload", "l1l0", "load-align", "tiles", "speed", "regress", "cluster", "golden",
-         "area")
+PARTS = ("tload", "l1l0", "load-align", "tstore", "tiles", "speed", "regress", "cluster",
+         "golden", "area")
 
 
 def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progress=None,
@@ -144,6 +156,12 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
                     tasks.append(("l1l0", _l1l0_case, (dt, r, w)))
     if "load-align" in parts:
         tasks.append(("load_align", _load_align, ()))
+    if "tstore" in parts:
+        for w in WIDTHS:
+            for lay in TLoadLayout:
+                for e in (1, 2, 4, 8):
+                    tasks.append(("tstore", _tstore_case, (lay.name, e, w)))
+            tasks.append(("tstore_kernel", _tstore_kernel, (w,)))
     if "speed" in parts:
         for b in BACKENDS:
             if missing(b):
@@ -168,11 +186,12 @@ def run_bench_all(jobs: int = 2, area: bool = True, speed_repeat: int = 2, progr
         tasks += [("area", _area, (t,)) for t in area_rows()]
     # the slow ones first, so the pool ends together
     order = {"area": 0, "tiles_area": 0, "regress": 1, "speed": 1, "golden": 2, "l1l0": 3,
-             "tiles_stream": 3, "tiles_tadd": 3, "tload": 4, "tload_stream": 4,
-             "tload_narrow": 4, "load_align": 5}
+             "tiles_stream": 3, "tiles_tadd": 3, "tstore_kernel": 3, "tload": 4,
+             "tload_stream": 4, "tload_narrow": 4, "tstore": 4, "load_align": 5}
     tasks.sort(key=lambda t: order[t[0]])
     out = {"tload": [], "tload_stream": [], "tload_narrow": [], "l1l0": [], "speed": [], "regress": [], "area": [], "load_align": None,
-           "golden": None, "tiles_stream": [], "tiles_tadd": None, "tiles_area": []}
+           "golden": None, "tiles_stream": [], "tiles_tadd": None, "tiles_area": [],
+           "tstore": [], "tstore_kernel": []}
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [(kind, pool.submit(fn, *args)) for kind, fn, args in tasks]
@@ -214,6 +233,7 @@ def markdown(res: dict) -> str:
     if la:
         L += [f"### LoadAlign unit: {la['ops_per_cycle']} ops/cycle over {la['ops']} ops of "
               f"every mode back to back; latency {la['latency']} cycles", ""]
+    L += _tstore_markdown(res)
     L += _tiles_markdown(res)
     sp = res["speed"]
     if sp:
@@ -304,6 +324,42 @@ def _tload_markdown(res) -> list[str]:
                 f"{r['name']} {r['efficiency']:.3f}"
                 + (f" / {r['efficiency'] / r['fill_bound']:.3f}" if r.get("fill_bound") else "")
                 for r in narrow) + ".", ""]
+    return L
+
+
+def _tstore_markdown(res) -> list[str]:
+    """Per W: each layout and element size at 64 KB, and the kernel."""
+    L = []
+    rows = res.get("tstore") or []
+    if rows:
+        dts = list(dict.fromkeys(r["dtype"] for r in rows))
+        L += ["### TSTORE engine: one 64 KB tile, dense; efficiency = beats / cycles "
+              "(first write, cycles after accept) / its fraction of the bound (transposing "
+              "layouts: beats / (beats + S), D14)", "",
+              "| W | layout | " + " | ".join(dts) + " |", "|---|---|" + "---:|" * len(dts)]
+        cells = {(r["width"], r["layout"], r["dtype"]): r for r in rows}
+        for w, lay in dict.fromkeys((r["width"], r["layout"]) for r in rows):
+            L.append(f"| {w} | {lay} | " + " | ".join(
+                f"{c['efficiency']:.3f} ({c['first_write']}) / {c['of_bound']:.3f}"
+                if (c := cells.get((w, lay, dt))) else "-" for dt in dts) + " |")
+        worst = min(rows, key=lambda r: r["of_bound"])
+        L += ["", f"Lowest fraction of its bound: {worst['of_bound']:.3f} ({worst['layout']} "
+              f"{worst['dtype']}, W = {worst['width']}).", ""]
+    ks = res.get("tstore_kernel") or []
+    if ks:
+        L += ["### Kernel through the tile system: TLOAD A, TLOAD B, TADD, TSTORE (4 KB S16 "
+              "tiles) against its parts alone; and the cost of program order (D15): TLOAD, "
+              "TSTORE, TLOAD of other registers and memory", "",
+              "| W | kernel | parts (TLOAD, TLOAD, TADD, TSTORE) | sum | overlap "
+              "| ordered | alone (TLOAD, TSTORE, TLOAD) | floor | cost of the order |",
+              "|---:|---:|---|---:|---:|---:|---|---:|---:|"]
+        for k in ks:
+            o = k["order"]
+            L.append(f"| {k['width']} | {k['kernel']} | {', '.join(map(str, k['parts']))} "
+                     f"| {k['sum']} | {100 * k['overlap']:.1f} % | {o['cycles']} "
+                     f"| {', '.join(map(str, o['parts']))} | {o['floor']} "
+                     f"| {o['cycles'] - o['floor']} |")
+        L.append("")
     return L
 
 
