@@ -52,6 +52,32 @@ def test_markdown_has_every_section():
         assert needle in md, needle
 
 
+def test_tstore_part_counts_beats_and_the_fill_bound():
+    """A 4 KB TSTORE (matched against the model inside the case): beats = bytes / W, and a
+    transposing layout's bound is beats / (beats + S) with S = 32 / esize (b16: 16)."""
+    from tilecosim.model.tload import TLoadLayout
+    from tilecosim.perf.tstore import bench_case
+    for layout, w in ((TLoadLayout.ND2ZN, 64), (TLoadLayout.ND2NZ, 128)):
+        r = bench_case(layout, 2, w, size=4096)
+        assert r["ideal"] == 4096 // w and r["cycles"] > r["ideal"]
+        want = r["ideal"] / (r["ideal"] + 16) if layout.transposing else 1.0
+        assert abs(r["bound"] - want) < 1e-4
+        assert abs(r["of_bound"] - r["ideal"] / r["cycles"] / want) < 1e-3
+
+
+def test_tstore_markdown():
+    row = {"layout": "ND2ZN", "dtype": "b16", "width": 64, "efficiency": 0.98,
+           "first_write": 19, "of_bound": 0.997}
+    kernel = {"width": 32, "kernel": 535, "parts": [142, 142, 132, 133], "sum": 549,
+              "overlap": 0.0255, "order": {"cycles": 396, "parts": [128, 133, 128],
+                                           "sum": 389, "floor": 256}}
+    md = "\n".join(bench._tstore_markdown({"tstore": [row], "tstore_kernel": [kernel]}))
+    for needle in ("| 64 | ND2ZN | 0.980 (19) / 0.997 |", "Lowest fraction of its bound: 0.997",
+                   "| 32 | 535 | 142, 142, 132, 133 | 549 | 2.5 % | 396 | 128, 133, 128 | 256 "
+                   "| 140 |"):
+        assert needle in md, needle
+
+
 def test_regress_rate_part_runs_the_regression_it_names():
     r = bench._regress("amaranth", 2)
     assert r["scenarios"] == 2 * len(r["ops"]) and r["match"] and r["scenarios_per_s"] > 0
