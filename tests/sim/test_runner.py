@@ -16,14 +16,27 @@ from tilecosim.sim import runner
 def test_the_conversion_cache_key_covers_the_harness_gateware(monkeypatch):
     """A harness lives in tilecosim/sim, not tilecosim/hdl: editing it must not reuse the
     Verilog converted from its old text."""
-    before = runner._hdl_digest()
+    digest = runner._hdl_digest.__wrapped__            # the sources as they are on disk
+    before = digest()
     real = Path.read_bytes
 
     def edited(self):
         data = real(self)
         return data + b"# edited" if self.name == "harness.py" else data
     monkeypatch.setattr(Path, "read_bytes", edited)
-    assert runner._hdl_digest() != before
+    assert digest() != before
+
+
+def test_a_running_process_keys_its_conversions_by_the_sources_it_imported(monkeypatch):
+    """The digest is read once, at import: an engine edited while a regress runs (its
+    processes converting the engine they imported) does not put the old engine's Verilog
+    under the edited sources' key."""
+    before = runner._hdl_digest()
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: real(self) + (
+        b"# edited" if self.name == "engine.py" else b""))
+    assert runner._hdl_digest.__wrapped__() != before        # the disk changed
+    assert runner._hdl_digest() == before                    # this process's key did not
 
 
 class _Two(wiring.Component):
@@ -62,11 +75,12 @@ def test_verilator_sees_only_the_signals_named_public():
 
 def test_the_conversion_cache_key_ignores_the_tool_around_the_gateware(monkeypatch):
     """Editing the runner or a Python bench does not throw every converted design away."""
-    before = runner._hdl_digest()
+    digest = runner._hdl_digest.__wrapped__
+    before = digest()
     real = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes", lambda self: real(self) + (
         b"# edited" if self.name in ("runner.py", "api.py", "streams.py") else b""))
-    assert runner._hdl_digest() == before
+    assert digest() == before
 
 
 class _FailsToLoad:

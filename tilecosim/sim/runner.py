@@ -21,6 +21,7 @@ merges and reports them).
 
 import fcntl
 import glob
+import functools
 import hashlib
 import importlib.util
 import json
@@ -324,10 +325,14 @@ def build(sim: str, verilog: str, top: str, waves: bool = False,
 HARNESS_GATEWARE = ("stall.py", "harness.py", "batch_*.py", "bulk_*.py")
 
 
+@functools.cache
 def _hdl_digest() -> str:
     """SHA-1 of the gateware sources: ``tilecosim.hdl`` and :data:`HARNESS_GATEWARE`,
     nothing of the rest of the tool; a converted design is reused only while they are
-    unchanged."""
+    unchanged.  Read once, when this module is imported (with the gateware, at start-up):
+    a process converts the gateware it imported, so a source edited while it runs must not
+    give that conversion the edited sources' key (a regress running across an edit cached
+    the old TSTORE engine under the new sources' digest)."""
     h = hashlib.sha1()
     here = Path(__file__).resolve().parent
     for root, patterns in ((Path(tilecosim.hdl.__file__).resolve().parent, ("**/*.py",)),
@@ -336,6 +341,9 @@ def _hdl_digest() -> str:
             h.update(path.relative_to(root.parent).as_posix().encode() + b"\0"
                      + path.read_bytes())
     return h.hexdigest()
+
+
+_hdl_digest()
 
 
 def to_verilog(make_dut, top: str, key: str | None = None) -> str:
