@@ -14,7 +14,10 @@ element by element over the images directly.
   unit): every floating-point form is IllegalInstruction too, so that model and RTL agree
   exactly.  The default, ``"full"``, is the arithmetic above.
 
-Bytes left undefined by Null padding stay undefined in the result.
+An element with any undefined byte in either source is undefined in the result, every byte
+of it: a carry or a borrow takes the undefined byte into the others.  (Null padding leaves
+whole elements undefined; a TLOAD of another element size that reads back undefined bytes a
+TSTORE stored can leave a part of one.)
 """
 
 from __future__ import annotations
@@ -66,7 +69,8 @@ def elementwise(op: str, a: TileImage, b: TileImage, queue: str,
             res = fn(xa.astype(np.float64), xb.astype(np.float64))
     with np.errstate(all="ignore"):
         data = encode(dt, res).reshape(-1).copy()
-    valid = (a.valid & b.valid).copy()
+    # an element with an undefined byte is undefined whole: a carry or borrow spreads it
+    valid = np.repeat((a.valid & b.valid).reshape(-1, e).all(axis=1), e)
     return TileImage(queue=queue, size=a.size, dtype=dt, layout=a.layout, rows=a.rows,
                      cols=a.cols, data=data, valid=valid,
                      valid_rows=a.rows, valid_cols=a.cols)  # every element is a result

@@ -77,6 +77,18 @@ def test_undefined_bytes_stay_undefined():
     assert elementwise("TADD", a, b, "U").valid.tolist() == [True, True, False, True]
 
 
+def test_an_element_with_an_undefined_byte_is_undefined_whole():
+    """S16 0x00FF + 0x0001: the carry out of the low byte makes the high byte 0x01, so an
+    undefined low byte leaves the high one undefined too (regress --ops program found the
+    RTL's high byte carrying what its SRAM held in the low one).  The other element keeps
+    its bytes."""
+    a, b = image("S16", [0xFF, 0x00, 0x05, 0x00]), image("S16", [0x01, 0x00, 0x01, 0x00])
+    a.valid[0] = False
+    got = elementwise("TADD", a, b, "U")
+    assert got.valid.tolist() == [False, False, True, True]
+    assert got.data[2:].tolist() == [0x06, 0x00]
+
+
 @pytest.mark.parametrize("name", ["FP16", "FP32", "BF16", "E4M3"])
 def test_integer_arithmetic_makes_float_forms_illegal(name):
     """arith="integer" (the RTL's): a floating-point TADD is IllegalInstruction; the default
