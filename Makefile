@@ -97,9 +97,10 @@ formal: $(STAMP)
 # 500 programs of the tile system on Verilator (checked after every instruction); the
 # Verilator runs with code coverage (build/regress/coverage, build/regress-program/coverage)
 regress: $(STAMP)
-	$(BIN)/tilecosim regress --backend verilator --count 20000 --seed 1 --coverage --json
+	$(BIN)/tilecosim regress --backend verilator --count 20000 --seed 1 --coverage \
+	    --require-coverage --json
 	$(BIN)/tilecosim regress --backend verilator --ops program --count 500 --seed 1 --coverage \
-	    --out build/regress-program --json
+	    --require-coverage --out build/regress-program --json
 	$(BIN)/tilecosim regress --backend icarus --count 1000 --seed 1 --json
 	$(BIN)/tilecosim regress --backend amaranth --count 1000 --seed 1 --json
 	$(MAKE) regress-designs

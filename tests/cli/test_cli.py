@@ -206,7 +206,7 @@ def test_bench_runs_the_parts_it_is_asked_for(tmp_path):
 
 def test_mutation_lists_every_mutant_and_refuses_unknown_ones():
     r = run("mutation", "--list")
-    assert r.returncode == 0 and len(r.stdout.splitlines()) == 48
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 62
     assert all(line.split()[1].startswith("hdl/") for line in r.stdout.splitlines())
     r = run("mutation", "--only", "addr-norm,bogus")
     assert r.returncode == 2 and "unknown mutant(s) bogus" in r.stderr
@@ -221,3 +221,22 @@ def test_mutation_generated_mutants_are_listed_by_seed_and_bad_options_named():
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--generated-only" in r.stderr
     r = run("mutation", "--generated", "-3", "--list")
     assert r.returncode == 2 and "--generated" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_version_names_the_distribution_and_the_checkout(tmp_path):
+    """``--version`` prints the installed distribution's version and, run from this git
+    checkout, its ``git describe --always --dirty``; every JSON report carries both."""
+    from importlib.metadata import version
+    root = Path(__file__).resolve().parents[2]
+    want = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
+                          capture_output=True, text=True).stdout.strip()
+    r = run("--version")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"tilecosim {version('tilecosim')} (git {want})"
+    r = run("tload", SEED_1, *REGS, "--json")
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert (obj["version"], obj["git"]) == (version("tilecosim"), want)
+    r = run("regress", "--ops", "load-align", "--count", "3", "--seed", "2", "--jobs", "1",
+            "--out", str(tmp_path), "--json")
+    obj = json.loads(r.stdout.splitlines()[-1])
+    assert (obj["version"], obj["git"]) == (version("tilecosim"), want)

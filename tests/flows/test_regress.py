@@ -1,7 +1,9 @@
 """`tilecosim regress`: coverage-driven drawing, the run, the report and its failures."""
 
 import json
+import re
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -81,6 +83,41 @@ def test_a_mismatch_is_reported_with_a_command_that_reproduces_it(tmp_path, monk
     assert json.loads(r.stdout.splitlines()[-1])["match"] is True     # the real unit is fine
 
 
+@pytest.mark.parametrize("flag", [["--fail-fast"], ["--max-failures", "2", "--no-waves"]])
+def test_a_run_stops_at_its_failure_limit_and_reports_what_it_checked(tmp_path, monkeypatch,
+                                                                      capsys, flag):
+    """The planted LoadAlign bug again: --fail-fast (--max-failures N) stops the run once
+    1 (N) scenarios mismatched, with fewer scenarios checked than drawn, exit 1."""
+    import tilecosim.sim.benches.align as sa
+    real = sa.compare_load_align
+
+    def broken(cases, ub, res, vl=256):
+        return real(cases, ub, res, vl) + [f"op {i} planted" for i, c in enumerate(cases)
+                                           if c.dist == "DIST_BRC_B16"]
+    monkeypatch.setattr("tilecosim.ops.load_align.compare_load_align", broken)
+    from tilecosim.cli import main
+    code = main(["regress", "--ops", "load-align", "--count", "200", "--seed", "1", "--jobs",
+                 "1", "--out", str(tmp_path), "--json", *flag])
+    out = capsys.readouterr().out
+    limit = 1 if flag == ["--fail-fast"] else 2
+    obj = json.loads(out.splitlines()[-1])
+    assert code == 1
+    assert obj["mismatches"] >= limit and obj["scenarios"] < obj["planned"] == 200
+    assert obj["stopped"].endswith(f"the most --max-failures {limit} allows")
+    assert f"STOPPED ({obj['mismatches']} mismatch" in out
+    first = obj["failures"][0]
+    if "--no-waves" in flag:                    # no re-run with a waveform
+        assert all(f["waveform"] is None for f in obj["failures"]) and "waveform:" not in out
+    else:                                       # the first failures re-run alone with VCD
+        assert "$date" in Path(first["waveform"]).read_text()
+        assert f"  waveform: {first['waveform']}" in out
+
+
+def test_fail_fast_and_max_failures_exclude_each_other():
+    r = run("regress", "--fail-fast", "--max-failures", "3")
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr
+
+
 @pytest.mark.parametrize("width", [64, 128])
 def test_regress_at_a_wider_beat(tmp_path, width, monkeypatch, capsys):
     """--width: the same scenarios on the engine built at W; a TLOAD mismatch (planted in
@@ -148,3 +185,24 @@ def test_a_harness_batch_that_fails_is_narrowed_to_its_scenario_in_one_more_star
     assert bad[0].problem == "the unit hung" and bad[0].repro.startswith(
         "tilecosim load-align ") and "--backend verilator" in bad[0].repro
     assert sum(len(r.outcomes) for r in results) == 600
+
+
+def test_the_report_explains_its_columns_and_keeps_the_whole_uncovered_list(tmp_path):
+    """3 LoadAligns leave most of the 115 bins uncovered: the line under the table names
+    the file with all of them; the bins column is explained; a worker ran 1 job."""
+    r = run("regress", "--ops", "load-align", "--count", "3", "--seed", "1", "--jobs", "1",
+            "--out", str(tmp_path), "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    obj = json.loads(r.stdout.splitlines()[-1])
+    listed = tmp_path / "uncovered-bins.txt"
+    assert len(obj["uncovered"]) > 20
+    assert listed.read_text().split() == obj["uncovered"]
+    assert f" ... (all {len(obj['uncovered'])} in {listed})" in r.stdout
+    assert "bins = functional coverage bins hit / the operation's bins" in r.stdout
+    assert re.search(r"^worker pid \d+ \(host [^)]*\): 1 job, 3 scenarios, 0 builds, ",
+                     r.stdout, re.M)
+    r = run("regress", "--ops", "load-align", "--count", "3", "--seed", "1", "--jobs", "1",
+            "--out", str(tmp_path), "--require-coverage")
+    assert r.returncode == 1
+    assert (f"coverage required (--require-coverage): {len(obj['uncovered'])} functional bins "
+            "uncovered") in r.stderr

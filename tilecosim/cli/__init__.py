@@ -19,6 +19,7 @@ import warnings
 
 from tilecosim.cleanup import PENDING, private_tmp, stoppable, stopping
 from tilecosim.model.asm import AsmError, RegisterError
+from tilecosim.version import line
 
 from . import (bench, contract, demo, draw, formal, load_align, load_data_with_transpose,
                mutation, regress, store_align, tload, verilog)
@@ -58,6 +59,8 @@ GROUPS = (tload, load_data_with_transpose, load_align, store_align, regress, con
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     """The parser and the command of every subcommand."""
     top = Parser(prog="tilecosim", description=TOP_HELP, formatter_class=FMT)
+    top.add_argument("--version", action="version", version=line(),
+                     help="print the version (and the git description of a checkout) and exit")
     sub = top.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     commands = {}

@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import json
 
+from tilecosim.version import stamp
 from tilecosim.cleanup import write_whole
 from tilecosim.flows.cluster import INSTALL_HINT
 from tilecosim.perf.bench import PARTS, default_jobs, markdown, run_bench_all
@@ -78,8 +79,8 @@ def _run_and_report(args, out) -> int:
         nonlocal bar
         bar = bar or Progress("bench", total, "parts")
         bar.update(done)
-    res = run_bench_all(args.jobs, area=not args.no_area, progress=progress,
-                        parts=args.only or PARTS)
+    res = stamp(run_bench_all(args.jobs, area=not args.no_area, progress=progress,
+                              parts=args.only or PARTS))
     md = markdown(res)
     write_whole(out / "bench.md", md)
     write_whole(out / "bench.json", json.dumps(res, indent=1))

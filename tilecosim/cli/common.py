@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tilecosim.version import stamp
 from tilecosim import ops
 from tilecosim.cleanup import PENDING, write_whole
 from tilecosim.model.asm import SCALAR_REGS, parse_int
@@ -378,7 +379,7 @@ def result_json(op, backend, tiles, names, fault=None, **extra):
             "fault": fault.to_json() if fault else None} | extra
 
 def emit_json(obj):
-    print(json.dumps(obj))
+    print(json.dumps(stamp(obj)))
 
 
 def exit_status(hdl: dict | None, done: int = EXIT_OK) -> int:

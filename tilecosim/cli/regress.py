@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from tilecosim import ops
-from tilecosim.cleanup import caught_signal
+from tilecosim.cleanup import caught_signal, write_whole
 from tilecosim.flows import codecov, coverage as cov
 from tilecosim.flows.cluster import check_address, connect, parse_local
 from tilecosim.flows.codecov import WAIVERS, CoverageToolError, WaiverError, parse_waivers, yosys
@@ -25,6 +25,7 @@ from tilecosim.ops import regress_default_names
 from tilecosim.progress import Progress
 from tilecosim.sim.design import BUILTIN
 from tilecosim.sim.runner import missing
+from tilecosim.version import stamp
 
 from .common import (BACKENDS, FMT, UsageError, add_dut_options, any_int, design_of, int_arg,
                      make_dir, seed_arg)
@@ -124,10 +125,23 @@ def add_parsers(sub) -> dict:
     p.add_argument("--coverage", action="store_true",
                    help="Verilator only: build with line and toggle coverage, merge the runs "
                         "and report per engine top (files in --out/coverage)")
+    p.add_argument("--require-coverage", action="store_true",
+                   help="exit 1 when a functional bin stays uncovered, or with --coverage when "
+                        "a top is below the code-coverage goal (without it both are reported "
+                        "and the exit status is that of the comparison)")
     p.add_argument("--coverage-waivers", metavar="FILE", default=None,
                    help="the waivers of --coverage (default: tilecosim/flows/"
                         "coverage_waivers.txt; format in docs/verification.md)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.add_argument("--no-waves", action="store_true",
+                   help=f"do not re-run the first {WAVES_PER_RUN} mismatching scenarios alone "
+                        "with a waveform (by default their paths follow their reproduce lines)")
+    stop = p.add_mutually_exclusive_group()
+    stop.add_argument("--fail-fast", dest="max_failures", action="store_const", const=1,
+                      help="stop at the first mismatch (as --max-failures 1)")
+    stop.add_argument("--max-failures", type=int_arg("--max-failures", 1, 10**9), default=None,
+                      metavar="N", help="stop once N scenarios mismatched; the report covers "
+                                        "what was checked (default: run every scenario)")
     add_dut_options(p)
     return {"regress": cmd_regress}
 
@@ -202,6 +216,11 @@ def summarize(drawn, outcomes, perf, design=BUILTIN):
     return rows, hits, uncovered, na
 
 
+def _count(n: int, what: str) -> str:
+    """``1 job``, ``2 jobs``."""
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 def _executor(args) -> str:
     if getattr(args, "scheduler", None):
         return f"scheduler {args.scheduler}"
@@ -238,7 +257,7 @@ def run_and_report(args) -> int:
             cluster = connect(args.scheduler, args.cluster)
         run = run_regress(args.backend, args.ops, args.count, args.seed, args.jobs, out_dir,
                           progress, cluster, getattr(args, "build_cache", None), width,
-                          getattr(args, "design", BUILTIN))
+                          getattr(args, "design", BUILTIN), getattr(args, "max_failures", None))
     finally:
         if cluster is not None:
             cluster.close()
@@ -252,7 +271,7 @@ def run_and_report(args) -> int:
                               "of_fill_bound": round((i + f) / c, 4) if c else None}
                         for cls, (c, i, f) in run.classes.get(r["op"], {}).items()}
     fails = [o for o in run.outcomes if not o.ok]
-    if fails and not sig:
+    if fails and not sig and not getattr(args, "no_waves", False):
         print(f"tilecosim regress: re-running the first {min(len(fails), WAVES_PER_RUN)} "
               f"mismatches alone with waves", file=sys.stderr, flush=True)
         with output_env(out_dir):
@@ -280,17 +299,22 @@ def run_and_report(args) -> int:
           f"scenarios in {run.seconds:.0f} s ({_executor(args)}); cycles/ideal over the batches "
           f"without back-pressure; of its fill bound: (ideal + the fill of each transposing "
           f"instruction, D14) / cycles, above 1 where a fill overlaps the instruction before; "
-          f"faults = faulting scenarios whose fault code was checked")
+          f"faults = faulting scenarios whose fault code was checked; bins = functional "
+          f"coverage bins hit / the operation's bins (tilecosim/ops/)")
     if uncovered:
+        listed = out_dir / "uncovered-bins.txt"
+        write_whole(listed, "\n".join(uncovered) + "\n")
         print(f"uncovered bins ({len(uncovered)}): " + ", ".join(uncovered[:20])
-              + (" ..." if len(uncovered) > 20 else ""))
+              + (f" ... (all {len(uncovered)} in {listed})" if len(uncovered) > 20
+                 else f" (also in {listed})"))
     else:
         print(f"coverage: all {len(hits) - len(na)} bins hit"
               + (f" that the design's declared subset can hit; {len(na)} not applicable"
                  if na else ""))
     for name, w in sorted(run.workers.items()):
-        print(f"worker {name} (host {w['host']}): {w['jobs']} jobs, {w['scenarios']} "
-              f"scenarios, {w['builds']} builds, {w['seconds']:.1f} s")
+        print(f"worker {name} (host {w['host']}): {_count(w['jobs'], 'job')}, "
+              f"{_count(w['scenarios'], 'scenario')}, {_count(w['builds'], 'build')}, "
+              f"{w['seconds']:.1f} s")
     if run.stopped:
         print(f"STOPPED ({run.stopped}): {checked} of {run.planned} scenarios checked; the "
               f"report covers those alone")
@@ -308,7 +332,7 @@ def run_and_report(args) -> int:
         shutil.rmtree(raw, ignore_errors=True)   # merged into coverage/coverage.dat
         print("\n".join(codecov.table(code)))
     if args.json:
-        print(json.dumps({"backend": args.backend, "design": design.label(),
+        print(json.dumps(stamp({"backend": args.backend, "design": design.label(),
                           "width": width, "seed": args.seed,
                           "scenarios": checked,
                           "mismatches": len(fails),
@@ -320,7 +344,7 @@ def run_and_report(args) -> int:
                           "executor": _executor(args),
                           "workers": [{"worker": k} | v | {"seconds": round(v["seconds"], 1)}
                                       for k, v in sorted(run.workers.items())]}
-                         | ({"code_coverage": code} if coverage else {})))
+                         | ({"code_coverage": code} if coverage else {}))))
     if fails:
         return 1
     if sig:
@@ -330,4 +354,13 @@ def run_and_report(args) -> int:
     if run.stopped:
         print(f"tilecosim regress: error: {run.stopped}", file=sys.stderr)
         return 2
+    if getattr(args, "require_coverage", False):
+        short = [t["top"] for t in (code or {}).get("tops", []) if not t["meets_goal"]]
+        if uncovered or short:
+            print("tilecosim regress: coverage required (--require-coverage): "
+                  + "; ".join(([f"{len(uncovered)} functional bins uncovered"] if uncovered
+                               else [])
+                              + ([f"below the code-coverage goal: {', '.join(short)}"]
+                                 if short else [])), file=sys.stderr)
+            return 1
     return 0

@@ -27,6 +27,7 @@ from pathlib import Path
 from amaranth import ClockSignal, ResetSignal
 from amaranth.back import rtlil
 
+from tilecosim.version import stamp
 from tilecosim import ops
 from tilecosim.cleanup import PENDING, stopping
 from tilecosim.formal import proofs
@@ -291,6 +292,6 @@ def run_all(proofs: list[Proof], out_dir: Path, jobs: int = 2,
                             "check_seconds": round(o.check_seconds, 1),
                             "cover_seconds": round(o.cover_seconds, 1)} for o in done]}
     if json_path:
-        Path(json_path).write_text(json.dumps(summary, indent=1) + "\n")
-    print(json.dumps({k: summary[k] for k in ("proofs", "proved", "failed", "seconds")}))
+        Path(json_path).write_text(json.dumps(stamp(summary), indent=1) + "\n")
+    print(json.dumps(stamp({k: summary[k] for k in ("proofs", "proved", "failed", "seconds")})))
     return 1 if bad else 0

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilecosim.version import stamp
 from tilecosim.cleanup import write_whole
 from tilecosim import ops
 
@@ -423,7 +424,7 @@ def run_all(todo: list[Mutant], jobs: int, json_path: str | None,
               f"{r['by'] if r['killed'] else m.what}", flush=True)
     summary = dict(_summary(rows, todo), tier=tier)
     if json_path:                    # whole, at the end: a stopped run writes none
-        write_whole(json_path, json.dumps(dict(summary, rows=rows), indent=1))
-    print(json.dumps(summary))
+        write_whole(json_path, json.dumps(stamp(dict(summary, rows=rows)), indent=1))
+    print(json.dumps(stamp(summary)))
     bad = summary["survivors"] + summary.get("generated", {}).get("survivors", [])
     return 1 if bad else 0

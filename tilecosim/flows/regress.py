@@ -376,15 +376,17 @@ class RegressRun:
 
 def run_regress(backend: str, names, count: int, seed: int, jobs: int, out_dir: Path,
                 progress=None, cluster=None, build_cache: str | None = None,
-                width: int = 32, design: Design = BUILTIN) -> RegressRun:
+                width: int = 32, design: Design = BUILTIN,
+                max_failures: int | None = None) -> RegressRun:
     """Draw and run at beat width ``width`` (the same scenarios at every width), in this
     process (``jobs`` 1), ``jobs`` processes, or on ``cluster``
     (a :class:`tilecosim.flows.cluster.Cluster`).  Results are taken as they finish;
-    Ctrl-C (KeyboardInterrupt) or a job that cannot run anywhere stops the run, and what
-    was checked until then is returned with ``stopped`` saying why."""
+    Ctrl-C (KeyboardInterrupt), a job that cannot run anywhere, or ``max_failures``
+    mismatches stop the run, and what was checked until then is returned with ``stopped``
+    saying why."""
     with output_env(Path(out_dir)):
         return _run_regress(backend, names, count, seed, jobs, Path(out_dir), progress,
-                            cluster, build_cache, width, design)
+                            cluster, build_cache, width, design, max_failures)
 
 
 @contextlib.contextmanager
@@ -406,7 +408,7 @@ def output_env(out_dir: Path):
 
 
 def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, build_cache,
-                 width, design) -> RegressRun:
+                 width, design, max_failures=None) -> RegressRun:
     files = image_files(out_dir, seed)
     drawn = {op: draw_scenarios(op, count, seed, design) for op in names}
     work = plan_jobs(names, drawn, backend, seed, files,
@@ -444,6 +446,10 @@ def _run_regress(backend, names, count, seed, jobs, out_dir, progress, cluster, 
                 progress(done, total, bad)
             if stopping():               # the signal's KeyboardInterrupt went astray
                 raise KeyboardInterrupt
+            if max_failures and bad >= max_failures:
+                stopped = (f"{bad} mismatch{'es' if bad > 1 else ''}, the most "
+                           f"--max-failures {max_failures} allows")
+                break
     except KeyboardInterrupt:
         stopped = "interrupted"
     except RunStopped as e:
