@@ -40,9 +40,9 @@ def test_programs_match_the_machine_with_amaranths_cycles(sim, check):
 
 @pytest.mark.parametrize("check", [slow("each"), "end"])
 def test_a_program_aimed_at_every_bin_on_verilator(check):
-    """One random program per bin of the program operation (47: pressure, Q#16, a queue
+    """One random program per bin of the program operation (48: pressure, Q#16, a queue
     past 16 allocations, reuse and release, every layout, lane and fault, both allocation
     faults among them), with back-pressure, in one simulator start."""
     need("verilator")
     runs = run_checked(drawn_programs(), "verilator", check=check)
-    assert len(runs) == 47
+    assert len(runs) == 48

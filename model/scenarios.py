@@ -72,7 +72,7 @@ PROGRAM_FAULTS = ("TileAllocation/full", "TileAllocation/ring", "TileReleased/re
                   "TileReleased/never", "IllegalInstruction/dst", "IllegalInstruction/float",
                   "IllegalParameter/lcfr", "IllegalParameter/shape", "OutOfBounds", "far",
                   "TSTORE/TileReleased", "TSTORE/DataType", "TSTORE/shape", "TSTORE/overlap",
-                  "TSTORE/OutOfBounds")
+                  "TSTORE/OutOfBounds", "TSTORE/far")
 #: the tile-side layout of a register -> the TSTORE selectors that read it (D15)
 STORE_SELECTORS = {"ND": (TLoadLayout.NORM,), "NZ": (TLoadLayout.ND2NZ, TLoadLayout.DN2NZ),
                    "ZN": (TLoadLayout.ND2ZN, TLoadLayout.DN2ZN)}
@@ -403,3 +403,25 @@ def _store_fault(rng, fault, tiles, bases, regs, machine, emit, load, mem_size):
         regs["t6"] = mem_size - rng.randint(1, 30)
         machine.regs["t6"] = regs["t6"]
         emit(f"TSTORE.NORM <LB0:32, LB1:2, LB2:128, U8>, {q}#1.reuse, [t6]")
+    elif fault == "TSTORE/far":
+        # operands over 32 bits, as the TLOAD's far tail: first one memory run (a row of
+        # the U8 register, or of a 16 x 16 S16 ZN one) with a stride past 2**32, legal (a
+        # stride moves no byte of one run), then a base past memory, with now and then an
+        # extent past 32 bits too: OutOfBounds or a shape fault
+        regs["t5"] = rng.randrange(1 << 32, 1 << 64)
+        regs["t6"] = rng.randrange(1 << 32, 1 << 64)
+        machine.regs.update(t5=regs["t5"], t6=regs["t6"])
+        fit = [b for b in bases if regs[b] + 128 <= mem_size] or [bases[0]]
+        if rng.random() < 0.5:
+            if not emit(f"TSTORE.NORM <LB0:128, LB1:1, LB2:128, U8>, {q}#1.reuse, "
+                        f"[{rng.choice(fit)}, t5]"):
+                return
+        else:
+            z = rng.choice([z for z in QUEUES if tiles.room(z) > 0] or [q])
+            if not (emit(f"TLOAD.ND2ZN <LB0:16, LB1:16, LB2:16, S16, Zero>, [{bases[0]}], "
+                         f"->{z}<512>")
+                    and emit(f"TSTORE.{rng.choice(['ND2ZN', 'DN2ZN'])} <LB0:16, LB1:1, "
+                             f"LB2:16, S16>, {z}#1.reuse, [{rng.choice(fit)}, t5]")):
+                return
+        lb1 = rng.randrange(1 << 32, 1 << 64) if rng.random() < 0.3 else 2
+        emit(f"TSTORE.NORM <LB0:16, LB1:{lb1}, LB2:128, U8>, {q}#1, [t6, t5]")

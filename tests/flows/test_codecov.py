@@ -54,6 +54,35 @@ def test_runs_are_merged_by_summing_each_point_and_scoped_to_the_engine(tmp_path
     assert by == {("line", ".", "block"): 5, ("toggle", "sub", "$100[3]:0->1"): 1}
 
 
+def test_a_unit_inside_an_engine_gets_a_row_of_its_own(tmp_path):
+    """parts: {"x_engine": (("store", ...),)} adds the row x_engine.store, counted from the
+    points under the instance 'store' (and its submodules) alone: 1 of 2 lines, 1 of 4
+    toggle points there; the engine's row counts all of them."""
+    raw = tmp_path / "runs"
+    raw.mkdir()
+    _dat(raw / "r.dat", {_line("batch_x.engine", 5): 1, _line("batch_x.engine", 6): 0,
+                         _line("batch_x.engine.store", 7): 3,
+                         _line("batch_x.engine.store.sub", 8): 0,
+                         _toggle("batch_x.engine.store", "a", 0, "0->1"): 1,
+                         _toggle("batch_x.engine.store", "a", 0, "1->0"): 0,
+                         _toggle("batch_x.engine.storage", "b", 0, "0->1"): 1,
+                         _toggle("batch_x.engine.store.sub", "c", 1, "0->1"): 0,
+                         _toggle("batch_x.engine.store.sub", "c", 1, "1->0"): 0})
+    (raw / "v.scope.json").write_text(json.dumps(
+        {"file": HARNESS_V, "top": "batch_x", "instance": "engine", "engine": "x_engine"}))
+    (tmp_path / "none.txt").write_text("")
+    out = codecov.report(raw, tmp_path / "cov", waivers_path=tmp_path / "none.txt",
+                         parts={"x_engine": (("store", "Store"),)})
+    rows = {t["top"]: t for t in out["tops"]}
+    assert list(rows) == ["x_engine", "x_engine.store"]
+    assert (rows["x_engine"]["lines"]["hit"], rows["x_engine"]["lines"]["total"]) == (2, 4)
+    assert (rows["x_engine.store"]["lines"]["hit"],
+            rows["x_engine.store"]["lines"]["total"]) == (1, 2)
+    assert (rows["x_engine.store"]["toggles"]["hit"],
+            rows["x_engine.store"]["toggles"]["total"]) == (1, 4)
+    assert "== x_engine.store:" in (tmp_path / "cov" / "uncovered.txt").read_text()
+
+
 def test_a_merged_file_reads_back_the_same(tmp_path):
     pts = {_line("m", 1): 4, _toggle("m", "x", 0, "1->0"): 0}
     codecov.write_dat(pts, tmp_path / "c.dat")

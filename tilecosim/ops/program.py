@@ -5,7 +5,7 @@ instruction.
 A scenario is a program of 1..64 instructions and its scalar registers
 (:func:`tilecosim.model.scenarios.random_program`).
 
-Coverage bins (47)
+Coverage bins (48)
   ``program.layout:LAYOUT``   -- a TLOAD of each layout through the system
   ``program.store:LAYOUT``    -- a TSTORE of each layout
   ``program.store:whole``, ``program.store:partial`` -- a TSTORE of the register's whole
@@ -25,7 +25,9 @@ Coverage bins (47)
                                  TileAllocation ``full``: 16 live registers, ``ring``:
                                  a live Q#16 with free slots);
                                  ``far``: a TLOAD with operands over 32 bits, whatever
-                                 its fault; ``TSTORE/..``: each fault of a TSTORE
+                                 its fault; ``TSTORE/..``: each fault of a TSTORE,
+                                 and ``TSTORE/far`` one with operands over 32 bits
+                                 (after a legal one-run TSTORE with such a stride)
   ``program.fault_after:N``   -- the fault at instruction 1, 2..8, 9..32, 33..
 """
 
@@ -94,6 +96,11 @@ def fault_kind(f: Fault, insn=None) -> str:
     return f.name
 
 
+def is_far_store(p) -> bool:
+    """Does an operand of the TSTORE ``p`` lie beyond 32 bits?"""
+    return max(p.valid_col, p.valid_row, p.col or 0, p.base, p.stride or 0) >= 1 << 32
+
+
 def _after(n: int) -> str:
     return "1" if n == 1 else "2..8" if n <= 8 else "9..32" if n <= 32 else "33.."
 
@@ -116,8 +123,10 @@ def program_bins(item: ProgramItem, mem_size: int = MEM_SIZE) -> tuple[Fault | N
             step = m.execute(insn, line)
         except Fault as f:
             far = isinstance(insn, TLoadInsn) and is_far(insn.resolve(m.regs))
-            bins |= {f"program.fault:{'far' if far else fault_kind(f, insn)}",
-                     f"program.fault_after:{_after(n)}"}
+            kind = "far" if far else fault_kind(f, insn)
+            if isinstance(insn, TStoreInsn) and is_far_store(insn.resolve(m.regs)):
+                kind = "TSTORE/far"
+            bins |= {f"program.fault:{kind}", f"program.fault_after:{_after(n)}"}
             return f, sorted(bins)
         if isinstance(insn, TLoadInsn):
             bins.add(f"program.layout:{insn.layout.name}")
