@@ -75,12 +75,17 @@ def test_the_kernel_on_the_rtl_tile_system_matches_after_every_instruction():
 
 
 def test_a_tstore_bug_is_a_memory_mismatch_naming_the_footprint(monkeypatch, capsys):
-    """A planted bug: the engine cuts fractal lines of 16 bytes instead of 32 (so it reads
-    the wrong tile bytes).  Exit 1; the report names the TSTORE's line, the memory byte,
-    and its row, element and byte in the footprint."""
+    """A planted bug: the engine reads the neighbouring word of its source (word k ^ 1), so
+    it writes the right addresses with the wrong tile bytes.  Exit 1; the report names the
+    TSTORE's line, the memory byte, and its row, element and byte in the footprint."""
     from tilecosim.cli import main
     import tilecosim.hdl.tstore.engine as eng
-    monkeypatch.setattr(eng, "LOG2_LINE", 4)
+    real = eng.TStoreEngine._read_data
+
+    def broken(self, m, w, wq, rq):
+        real(self, m, w, wq, rq)
+        m.d.comb += self.tile_rd.word.eq((w.tile_off >> self.log2_w) ^ 1)    # the last wins
+    monkeypatch.setattr(eng.TStoreEngine, "_read_data", broken)
     code = main(["run", "examples/kernel.s", *KREGS, "--backend", "amaranth"])
     out = capsys.readouterr().out
     assert code == 1, out[-2000:]

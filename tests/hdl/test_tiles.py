@@ -376,3 +376,27 @@ def test_the_register_file_alone_keeps_the_models_names_and_rule():
     run_bounded(sim, 2100, "register file bench")
     # the draw reached what it aims at: commits, and vetoes of both kinds
     assert counts["commits"] > 600 and counts["full"] > 20 and counts["ring"] > 200, counts
+
+
+def test_the_rtl_sees_global_memory_at_a_window_and_matches_there():
+    """The bench places global memory at a base drawn from its seed and the program (so that
+    the engines' address bits above 64 KB move): a multiple of 64 KB below 2**63, the same
+    for the same seed and program, another for another seed; a program with an operand of
+    2**20 or more keeps memory at 0.  The kernel (TLOAD, TLOAD, TADD, TSTORE, TLOAD back)
+    matches the model there, in the same cycles as at 0."""
+    mem = seeded_memory(21, 1 << 16)
+    far = "TLOAD.NORM <LB0:16, LB1:4, S16, Zero>, [t6], ->T<256>\n"
+    got = {}
+    for seed, window, text, regs in ((1, True, KERNEL, REGS), (1, False, KERNEL, REGS),
+                                     (2, True, KERNEL, REGS),
+                                     (1, True, far, dict(REGS, t6=1 << 40))):
+        cfg = ProgramConfig(seed=seed, window=window)
+        steps = golden_steps(parse_program(text), dict(regs), mem, cfg.profile, cfg.lcfr)
+        [(res, problems)] = run_programs([steps], mem, cfg)
+        assert problems == [], problems
+        got[(seed, window, text)] = (res.window, res.done_cycles)
+    w1, cyc1 = got[(1, True, KERNEL)]
+    assert w1 % (1 << 16) == 0 and 0 < w1 < 1 << 63
+    assert got[(1, False, KERNEL)] == (0, cyc1)
+    assert got[(2, True, KERNEL)][0] not in (0, w1) and got[(2, True, KERNEL)][1] == cyc1
+    assert got[(1, True, far)][0] == 0

@@ -25,6 +25,7 @@ bench).  The program stops at its first fault, as ``tilecosim run`` does.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +34,7 @@ from tilecosim.hdl.common import Completion
 from tilecosim.hdl.tiles.system import TileSystem
 from tilecosim.hdl.tstore.engine import MemWrite
 from tilecosim.hdl.tiles.types import (QUEUE_CODES, DebugAddr, LookupStatus, RecordBeat,
+                                       RecordKind,
                                        record_beats)
 from tilecosim.model.asm import RegisterError, parse_program
 from tilecosim.model.faults import Fault
@@ -69,6 +71,43 @@ class ProgramConfig:
     vcd: str | None = None
     waves: str | None = None
     max_cycles: int | None = None
+    #: where the RTL sees global memory (:func:`memory_window`): True, a base drawn from the
+    #: seed and the program; False, at 0
+    window: bool = True
+
+
+#: a program whose values reach this (a far operand, an extent past any memory) runs with
+#: its memory at 0: a window must not make its addresses wrap
+WINDOW_LIMIT = 1 << 20
+
+
+def memory_window(steps: list[GoldenStep], seed: int) -> int:
+    """The address at which the RTL sees the program's global memory: a multiple of 64 KB
+    below 2**63, drawn from the bench seed and the program's text (the same alone and in a
+    batch), so that the engines' address bits above the 64 KB of the bench's memory move.
+    The model's addresses are the RTL's minus it: the bench adds it to every base register
+    value (the B.IOR record), adds it to ``mem_size``, and subtracts it from every memory
+    request and write; the engines are translation-invariant (their bounds checks compare
+    base + footprint with ``mem_size``).  0 for a program with a value of WINDOW_LIMIT or
+    more (``far`` operands: there a window could make an address wrap at 2**64)."""
+    for s in steps:
+        for bits in s.beats:
+            b = unpack(RecordBeat, bits)
+            if max(int(b.value0), int(b.value1), int(b.record.imm)) >= WINDOW_LIMIT:
+                return 0
+    digest = hashlib.sha1(f"{seed}/{[s.text for s in steps]}".encode()).digest()
+    return (int.from_bytes(digest[:8], "little") % ((1 << 47) - 1) + 1) << 16
+
+
+def _at_window(bits: int, base: int) -> int:
+    """A record beat with ``base`` added to a B.IOR's register value (RegSrc0)."""
+    b = unpack(RecordBeat, bits)
+    if int(getattr(b.record.kind, "value", b.record.kind)) != RecordKind.B_IOR.value:
+        return bits
+    f = {name: (fl.offset, fl.width) for name, fl in RecordBeat}["value0"]
+    mask = (1 << f[1]) - 1
+    value = ((bits >> f[0] & mask) + base) & mask
+    return bits & ~(mask << f[0]) | value << f[0]
 
 
 @dataclass
@@ -104,6 +143,7 @@ class ProgramResult:
     timed_out: bool = False
     waveform: str | None = None
     error: str | None = None
+    window: int = 0                                     # where the RTL saw global memory
 
 
 def golden_steps(program, regs: dict, mem: np.ndarray, profile: str = "finite",
@@ -176,14 +216,14 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
     after the other, the design reset for 2 cycles before each but the first."""
     W = cfg.width
     state = {"cycle": 0, "done": False, "in_reset": False}
-    cur = {"res": results[0], "k": 0}
+    cur = {"res": results[0], "k": 0, "base": 0}
     clock = watchdog(state, _budget(programs, cfg),
                      lambda: setattr(cur["res"], "timed_out", True))
     source = Source("records", [], state, stall=Stall(cfg.seed, 0, cfg.p_record_valid))
     memory = np.array(mem, dtype=np.uint8)        # global memory: TSTOREs write it
     expected = np.array(mem, dtype=np.uint8)      # the machine's, after the checked step
     defined = np.ones(memory.size, dtype=bool)     # its defined bytes (the others: any value)
-    read = memory_answer(memory, W, "the system")
+    read = memory_answer(memory, W, "the system", lambda: cur["base"])
     wr_fields = {name: (f.offset, f.width) for name, f in MemWrite(W)}
 
     def mem_write(bits, cycle):
@@ -195,9 +235,10 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
                           for k in ("addr", "data", "be"))
         idx = np.flatnonzero(np.unpackbits(np.frombuffer(be.to_bytes(W // 8, "little"),
                                                          np.uint8), bitorder="little"))
-        if idx.size and addr + int(idx[-1]) >= memory.size:
-            raise AssertionError(f"the system wrote {idx.size} B at {addr:#x}, past the end "
-                                 f"of the {memory.size}-byte memory")
+        at, addr = addr, addr - cur["base"]
+        if idx.size and (addr < 0 or addr + int(idx[-1]) >= memory.size):
+            raise AssertionError(f"the system wrote {idx.size} B at {at:#x}, outside the "
+                                 f"{memory.size}-byte memory at {cur['base']:#x}")
         memory[addr + idx] = np.frombuffer(data.to_bytes(W, "little"), np.uint8)[idx]
 
     def check_memory(where: str, res, step: GoldenStep) -> None:
@@ -299,7 +340,6 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
             await port.tick()
 
     async def driver(port):
-        port.set("mem_size", min(mem.size, MASK64))
         for k, steps in enumerate(programs):
             if k:
                 state["in_reset"] = True
@@ -309,6 +349,9 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
                 port.set("rst", 0)
                 state["in_reset"] = False
             cur["res"], cur["k"] = results[k], k
+            cur["base"] = memory_window(steps, cfg.seed) if cfg.window else 0
+            results[k].window = cur["base"]
+            port.set("mem_size", min(mem.size + cur["base"], MASK64))
             memory[:] = mem                     # each program starts from the same memory
             expected[:] = mem
             defined[:] = True
@@ -321,7 +364,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
         for i, step in enumerate(steps):
             accepted = []
             source.accepted = accepted
-            await source.send(port, step.beats)
+            await source.send(port, [_at_window(b, cur["base"]) for b in step.beats])
             if state["done"]:
                 return
             res.record_cycles.append(accepted[-1])

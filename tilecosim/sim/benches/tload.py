@@ -207,18 +207,20 @@ def _driver(source, payloads, mem, cfg: SimConfig, res: SimResult, state, collec
     return driver
 
 
-def memory_answer(mem: np.ndarray, width: int, who: str):
+def memory_answer(mem: np.ndarray, width: int, who: str, base=lambda: 0):
     """The global memory's answer to a request (flat ``MemRequest`` bits): W bytes, the
-    ``len`` requested from ``addr`` first, filler after them.  A request outside the memory
-    or longer than a beat raises AssertionError naming ``who`` made it."""
+    ``len`` requested from ``addr`` first, filler after them; the memory's byte 0 is at
+    address ``base()``.  A request outside the memory or longer than a beat raises
+    AssertionError naming ``who`` made it."""
     junk = bytes([0xA5]) * width
 
     def read(bits):
         q = unpack(MemRequest(width), bits)
-        addr, n = int(q.addr), int(q.len)
-        if not 1 <= n <= width or addr + n > mem.size:
-            raise AssertionError(f"{who} requested {n} B at {addr:#x}, outside the "
-                                 f"{mem.size}-byte memory")
+        at, n = int(q.addr), int(q.len)
+        addr = at - base()
+        if not 1 <= n <= width or addr < 0 or addr + n > mem.size:
+            raise AssertionError(f"{who} requested {n} B at {at:#x}, outside the "
+                                 f"{mem.size}-byte memory at {base():#x}")
         return int.from_bytes(mem[addr:addr + n].tobytes() + junk[:width - n], "little")
     return read
 
