@@ -98,18 +98,19 @@ def test_a_worker_killed_mid_run_loses_nothing(tmp_path, monkeypatch):
             os.kill(pids[worker], signal.SIGKILL)
             killed.update(worker=worker, jobs={int(str(k).split("-")[-2]) for k in keys})
 
-        got = regress.run_regress("amaranth", names, 60, 4, 2, tmp_path / "c", progress,
+        # 130 a name: LDT in 3 batches (of 64), LoadAlign in 1 (of 256): 4 jobs on 2 workers
+        got = regress.run_regress("amaranth", names, 130, 4, 2, tmp_path / "c", progress,
                                   cluster)
     finally:
         cluster.close()
     assert killed and killed["jobs"]
     # every batch in flight on the killed worker ran again on another one
     assert all(ran_on[k] != killed["worker"] for k in killed["jobs"])
-    want = regress.run_regress("amaranth", names, 60, 4, 2, tmp_path / "j")
-    assert got.stopped is None and got.planned == want.planned == 120
+    want = regress.run_regress("amaranth", names, 130, 4, 2, tmp_path / "j")
+    assert got.stopped is None and got.planned == want.planned == 260
     assert [(o.op, o.index, o.ok, o.problem) for o in got.outcomes] == \
         [(o.op, o.index, o.ok, o.problem) for o in want.outcomes]
-    assert len(got.outcomes) == 120 and all(o.ok for o in got.outcomes)
+    assert len(got.outcomes) == 260 and all(o.ok for o in got.outcomes)
     assert got.perf == want.perf and all(c > 0 for c, _ in got.perf.values())
     assert {op: [s.index for s in scs] for op, scs in got.drawn.items()} == \
         {op: [s.index for s in scs] for op, scs in want.drawn.items()}

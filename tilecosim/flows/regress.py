@@ -321,16 +321,18 @@ JOB_SCENARIOS = 4096
 
 def plan_jobs(names, drawn, backend, seed, files, processes: int = 1, width: int = 32,
               design: Design = BUILTIN) -> list:
-    """The jobs ``(op, batches, backend, seed, files, width, design)``: batches of ``op.batch`` scenarios (or
-    ``op.harness_batch`` on a harness), never mixing batch keys, every other one with
-    back-pressure; a job is one batch, or on a harness up to :data:`JOB_SCENARIOS`
-    scenarios of batches, and no more than an even share of the ``processes``."""
-    kind = "amaranth" if backend == "amaranth" else "verilog"
+    """The jobs ``(op, batches, backend, seed, files, width, design)``: batches of
+    ``op.harness_batch`` scenarios (``op.batch`` for an operation without a harness), never
+    mixing batch keys, every other one with back-pressure -- the same batches on every
+    backend, so that the same seed gives the same cycles on Amaranth, Icarus and Verilator
+    (scenarios back to back overlap: the cycles depend on the grouping); a job is one batch,
+    or on a harness up to :data:`JOB_SCENARIOS` scenarios of batches, and no more than an
+    even share of the ``processes``."""
     jobs = []
     for op in names:
         operation = ops.get(op)
         harness = backend in VERILOG_SIMS and operation.harness_batch
-        size = operation.harness_batch if harness else operation.batch[kind]
+        size = operation.harness_batch or operation.batch
         # a job carries what runs: not the coverage bins (half of its pickled size)
         scs = [Scenario(s.op, s.index, s.item, s.fault, ()) for s in drawn[op]]
         key = operation.batch_key

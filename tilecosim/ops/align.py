@@ -54,7 +54,6 @@ class AlignOperation(Operation):
     b64_modes: tuple
     misaligned_mode = None
     regress = True
-    batch = {"amaranth": 40, "verilog": 120}
     harness_batch = 256
     image_file = "ub-seed{seed}.bin"
 

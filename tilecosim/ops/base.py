@@ -85,8 +85,9 @@ class Operation:
     regress: bool = False
     #: ... when ``--ops`` is not given?  (False: only when named, e.g. ``--ops program``)
     regress_default: bool = True
-    #: scenarios per bench run in ``regress``: Amaranth's simulator, a Verilog simulator
-    batch: dict = {"amaranth": 8, "verilog": 24}
+    #: scenarios per bench run in ``regress`` of an operation without a batch harness (one
+    #: with uses ``harness_batch``), on every backend
+    batch: int = 24
     #: the most scenarios of one run (one ``start`` of the design) of the operation's batch
     #: harness (:mod:`tilecosim.sim.harness`), which :meth:`run_many` and ``cross_check(...,
     #: harness=True)`` use and ``regress`` runs on Icarus and Verilator; 0: no harness

@@ -129,7 +129,6 @@ class LoadDataWithTranspose(Operation):
                          {"max_rows": 64}),)))
     regress = True
     widths = (32, 64, 128)          # its L1 read and L0 write ports are W bytes wide
-    batch = {"amaranth": 10, "verilog": 24}
     harness_batch = 64
     image_file = "l1-seed{seed}.bin"
     contract_module = "l1l0_engine"

@@ -197,7 +197,7 @@ class Program(Operation):
     regress = True
     widths = (32, 64, 128)
     regress_default = False         # whole programs are slow: regress --ops program
-    batch = {"amaranth": 4, "verilog": 16}
+    batch = 16
 
     def bins(self) -> list[str]:
         return ([f"program.layout:{lay.name}" for lay in TLoadLayout]

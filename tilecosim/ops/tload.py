@@ -152,7 +152,6 @@ class TLoad(Operation):
                         ("chunk_transpose (W = 128, in the W = 128 TLOAD engine)",
                          {"width": 128}))))
     regress = True
-    batch = {"amaranth": 8, "verilog": 24}
     harness_batch = 64
     widths = (32, 64, 128)
     contract_module = "tload_engine"
