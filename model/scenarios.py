@@ -361,10 +361,12 @@ def _fault_tail(rng, fault, machine, lines, regs, templates, bases, tload_line, 
             kw = {f: wide() for f in ("valid_col", "valid_row", "col") if rng.random() < 0.5}
             regs["t5"] = wide()
             regs["t6"] = wide()
-            # the template's outputs, or eight (every size field of the encoding)
+            # the template's outputs, or (three times in four) eight: every size field of
+            # the encoding, most of them wide (a program ends with one far TLOAD at most,
+            # and a few hundred programs have a handful: each must move many bits)
             outs = [s for _, s in p.outputs]
-            outs += [outs[0]] * (MAX_OUTPUTS - len(outs)) * (rng.random() < 0.5)
-            sizes = [wide() if rng.random() < 0.5 else s for s in outs]
+            outs += [outs[0]] * (MAX_OUTPUTS - len(outs)) * (rng.random() < 0.75)
+            sizes = [wide() if rng.random() < 0.75 else s for s in outs]
             far = replace(p, outputs=tuple((rng.choice(QUEUES), s) for s in sizes), **kw)
             if max([regs["t5"], regs["t6"], *sizes, *kw.values()]) >= 1 << 32:
                 break
