@@ -108,5 +108,6 @@ sys.exit(main(["formal", "--only", "toy-fails", "--out", {str(tmp_path)!r},
     assert "reproduce: tilecosim formal --only toy-fails" in run.stdout
     summary = json.loads(run.stdout.strip().splitlines()[-1])
     assert summary == {"proofs": 1, "proved": 0, "failed": ["toy-fails"],
-                       "seconds": summary["seconds"]}
+                       "seconds": summary["seconds"], "version": summary["version"],
+                       "git": summary["git"]}
     assert json.loads((tmp_path / "f.json").read_text())["results"][0]["result"] == "failed"
