@@ -35,15 +35,16 @@ def on_amaranth(op):
      if h == "python" or ops.get(op).harness_batch],
     lambda op, harness, sim: (sim == "verilator" and (harness == "batch"
                                                       or op not in ("tload", "program")))
-    or (op, sim) in (("store-align", "icarus"), ("program", "icarus"))))
+    or (op, sim) in (("store-align", "icarus"), ("program", "icarus"),
+                     ("program", "verilator"))))
 def test_same_results_and_cycles_as_amaranth(op, sim, harness):
     """Every operation of the registry: its fixed scenario set (every mode, a fault,
     back-pressure) on the simulator, through the Python-driven bench and through the batch
     harness (where it has one: not the programs of the tile system), against the golden
     model and the Python bench's cycles on Amaranth.  (On Verilator, make test runs the
-    Python bench of the TLOAD engine and of the tile system; the other units and the batch
-    harnesses are in the slow tier there, and so are StoreAlign and the programs on Icarus:
-    make test runs the programs on Icarus in test_tiles.py.)"""
+    Python bench of the TLOAD engine; the other units and the batch harnesses are in the
+    slow tier there, and so are StoreAlign on Icarus and the programs on both: make test
+    runs the programs on Icarus and Verilator in test_tiles.py, against Amaranth's cycles.)"""
     need(sim)
     got = ops.get(op).cross_check(sim, harness == "batch")   # asserts the golden model's
     want = on_amaranth(op)                                    # results
