@@ -39,7 +39,9 @@ def test_the_example_design_passes_regress(tmp_path, backend, count):
 STORE_EXAMPLE = ROOT / "examples" / "designs" / "store_align_unit.sv"
 
 
-@pytest.mark.parametrize("backend,count", [("icarus", 300), ("verilator", 200)])
+# Verilator in the slow tier: the LoadAlign example runs regress --dut on it in make test
+@pytest.mark.parametrize("backend,count", [("icarus", 300),
+                                           pytest.param("verilator", 200, marks=SLOW)])
 def test_the_store_example_passes_regress(tmp_path, backend, count):
     r = run("regress", "--ops", "store-align", "--backend", backend, "--count", str(count),
             "--seed", "1", "--jobs", "2", "--out", str(tmp_path / "out"), "--json",
