@@ -142,7 +142,7 @@ class TStoreEngine(wiring.Component):
         cur = self._accept(m, dec, state)
         w = self._walk(m, cur, state, wq, rq, gq)
         self._into_transposers(m, w, rq, lanes, chunk)
-        self._writes(m, cur, state, wq, gq, lanes, chunk)
+        self._writes(m, cur, w, state, wq, gq, lanes, chunk)
         return m
 
     def _accept(self, m, dec, state):
@@ -350,24 +350,22 @@ class TStoreEngine(wiring.Component):
                         for i in range(8 * self.width // e)))
         return out
 
-    def _writes(self, m, cur, state, wq, gq, lanes, chunk):
+    def _writes(self, m, cur, walk, state, wq, gq, lanes, chunk):
         """The writes: the direct queue's, or the grouped walks' columns (the chunk
         transposer's or the lanes') at the addresses of their group; the completion after
         the instruction's last."""
         W = self.width
         d = cur.d
-        transposing = TLoadLayout.where(d.layout, "transposing")
-        chunked = Const(0) if chunk is None else (d.layout != TLoadLayout.NORM) & ~transposing
         head = Signal(GroupMeta)
         m.d.comb += head.eq(gq.r_data)
         col = Signal(data.StructLayout({"valid": 1, "data": 8 * W, "index": 6, "last": 1}))
         lane0 = lanes[0].o
         m.d.comb += [col.valid.eq(lane0.valid),
-                     col.data.eq(self._interleave(m, lanes, d.log2_esize)),
+                     col.data.eq(self._interleave(m, lanes, walk.log2_e)),
                      col.index.eq(lane0.payload.index), col.last.eq(lane0.payload.last)]
-        m.d.comb += [lane.o.ready.eq(self.wr.ready & transposing) for lane in lanes]
+        m.d.comb += [lane.o.ready.eq(self.wr.ready & walk.transposing) for lane in lanes]
         if chunk is not None:
-            with m.If(chunked):
+            with m.If(walk.chunked):
                 m.d.comb += [col.valid.eq(chunk.o.valid), col.data.eq(chunk.o.payload.data),
                              col.index.eq(chunk.o.payload.index),
                              col.last.eq(chunk.o.payload.last),
@@ -376,7 +374,7 @@ class TStoreEngine(wiring.Component):
         col_addr = Mux(col.index == 0, head.addr, acc)
         last_seen = Signal()
         w = self.wr
-        with m.If(transposing | chunked):
+        with m.If(walk.grouped):
             m.d.comb += [w.valid.eq(col.valid), w.payload.addr.eq(col_addr),
                          w.payload.data.eq(col.data),
                          w.payload.be.eq((Const(1, W + 1) << head.bytes) - 1)]

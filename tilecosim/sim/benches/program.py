@@ -99,15 +99,19 @@ def memory_window(steps: list[GoldenStep], seed: int) -> int:
     return (int.from_bytes(digest[:8], "little") % ((1 << 47) - 1) + 1) << 16
 
 
+#: (offset, width) of a record beat's ``value0``
+_VALUE0 = next((f.offset, f.width) for name, f in RecordBeat if name == "value0")
+
+
 def _at_window(bits: int, base: int) -> int:
     """A record beat with ``base`` added to a B.IOR's register value (RegSrc0)."""
     b = unpack(RecordBeat, bits)
     if int(getattr(b.record.kind, "value", b.record.kind)) != RecordKind.B_IOR.value:
         return bits
-    f = {name: (fl.offset, fl.width) for name, fl in RecordBeat}["value0"]
-    mask = (1 << f[1]) - 1
-    value = ((bits >> f[0] & mask) + base) & mask
-    return bits & ~(mask << f[0]) | value << f[0]
+    offset, width = _VALUE0
+    mask = (1 << width) - 1
+    value = ((bits >> offset & mask) + base) & mask
+    return bits & ~(mask << offset) | value << offset
 
 
 @dataclass
