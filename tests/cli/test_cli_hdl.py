@@ -8,6 +8,7 @@ import pytest
 from cocotb_tests.simulators import need
 from tests.tiers import SLOW, slow
 from tilecosim.flows.verilog import lint
+from tilecosim.ops import tops
 
 from .test_cli import REGS, SEED_1, run
 
@@ -149,7 +150,7 @@ def test_verilog_writes_the_tops_and_they_lint_clean_with_the_waivers(tmp_path):
     need("verilator")
     r = run("verilog", "--lint", "--out", str(tmp_path))
     assert r.returncode == 0, r.stdout
-    assert r.stdout.count("lint: clean") == 10
+    assert r.stdout.count("lint: clean") == len(tops())
     text = (tmp_path / "tload_engine.v").read_text()
     assert text.count("module tload_engine(") == 1
     for port in ("instr__payload", "instr__valid", "instr__ready", "req__payload", "resp__payload",
@@ -158,8 +159,9 @@ def test_verilog_writes_the_tops_and_they_lint_clean_with_the_waivers(tmp_path):
     assert "src =" not in text                                  # emit_src=False
     for stem in ("tload_engine_w64", "tload_engine_w128", "square_transpose", "load_align_unit",
                  "store_align_unit", "l1l0_engine", "l1l0_engine_w64", "l1l0_engine_w128",
-                 "tile_system"):
+                 "tstore_engine", "tstore_engine_w64", "tstore_engine_w128", "tile_system"):
         assert (tmp_path / f"{stem}.v").read_text().count(f"module {stem}(") == 1
+    assert len(tops()) == 13                    # the stems above and tload_engine
 
 
 def test_lint_reports_what_the_waivers_do_not_cover(tmp_path):
