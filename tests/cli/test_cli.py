@@ -26,12 +26,13 @@ def _command():
     return [sys.executable, "-m", "tilecosim"]
 
 
-def run(*args, stdin=None):
+def run(*args, stdin=None, env=None):
+    """``tilecosim ARGS`` in a subprocess, ``env`` added to the environment."""
     # a guard against a hang, not a speed check: a Verilog backend's first run converts and
     # builds the design (a cold Verilator build with waves took over 2 minutes while the
     # other test process was building too)
     return subprocess.run(_command() + list(args), capture_output=True, text=True, input=stdin,
-                          timeout=900)
+                          timeout=900, env=dict(os.environ, **env) if env else None)
 
 
 def test_seed_example_human_output():
@@ -240,3 +241,28 @@ def test_version_names_the_distribution_and_the_checkout(tmp_path):
             "--out", str(tmp_path), "--json")
     obj = json.loads(r.stdout.splitlines()[-1])
     assert (obj["version"], obj["git"]) == (version("tilecosim"), want)
+
+
+def test_regress_junit_has_a_suite_per_operation_and_a_case_per_bin(tmp_path):
+    """``--junit``, read back with a JUnit library: a suite per operation with the run's seed
+    and backend, a case per functional coverage bin (every bin the JSON report lists), the bins
+    no scenario hit skipped, and nothing failed in a run without a mismatch."""
+    from junitparser import JUnitXml, Skipped
+    xml = tmp_path / "r.xml"
+    r = run("regress", "--ops", "load-align,store-align", "--count", "12", "--seed", "4",
+            "--jobs", "1", "--out", str(tmp_path / "out"), "--junit", str(xml), "--json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.splitlines()[-1])
+    suites = {s.name: s for s in JUnitXml.fromfile(str(xml))}
+    assert list(suites) == ["tilecosim.regress.load-align", "tilecosim.regress.store-align"]
+    for row in got["ops"]:
+        suite = suites[f"tilecosim.regress.{row['op']}"]
+        props = {p.name: p.value for p in suite.properties()}
+        assert (props["seed"], props["backend"], props["scenarios"]) == ("4", "amaranth", "12")
+        cases = {c.name: c for c in suite}
+        mine = {b for b in got["coverage"] if b in cases}
+        assert len(cases) == row["bins"] == len(mine)
+        assert (suite.tests, suite.failures, suite.errors) == (row["bins"], 0, 0)
+        skipped = {n for n, c in cases.items() if c.result and isinstance(c.result[0], Skipped)}
+        assert skipped == {b for b in mine if got["coverage"][b] == 0}
+        assert suite.skipped == len(skipped) == row["bins"] - row["covered"] > 0

@@ -95,6 +95,17 @@ def test_odd_input_files_are_one_line_usage_errors_in_every_option(tmp_path, opt
     one_line_error(err, f"{opt} {str(path)!r}", says)
 
 
+@pytest.mark.parametrize("name, says", [("r.txt", "the file name must end in .xml"),
+                                        ("a_file/r.xml", "is a file")])
+def test_a_junit_path_that_cannot_be_written_is_refused_before_the_run(tmp_path, name, says):
+    (tmp_path / "a_file").write_text("x")
+    code, out, err = run(["regress", "--count", "1", "--out", str(tmp_path / "out"),
+                          "--junit", str(tmp_path / name)])
+    assert code == 2 and out == ""
+    one_line_error(err, f"--junit {str(tmp_path / name)!r}", says)
+    assert not (tmp_path / "out").exists() and (tmp_path / "a_file").read_text() == "x"
+
+
 # --- messages --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cmd", [["verilog"], ["bench", "--no-area"], ["formal"],

@@ -37,11 +37,14 @@ def test_a_fault_on_the_rtl_exits_3_with_its_name_and_code():
 
 
 def test_a_planted_alu_bug_is_a_mismatch_naming_line_register_row_column_byte(monkeypatch,
-                                                                                capsys):
+                                                                                capsys, tmp_path):
     """16-bit lanes computed as 8-bit ones (the carry between the bytes lost): exit 1, the
-    report names the TADD's line, its destination register, the row, column and byte."""
+    report names the TADD's line, its destination register, the row, column and byte, and
+    the program runs again with a waveform (in $TILECOSIM_WAVES_DIR), whose path it
+    prints."""
     import tilecosim.hdl.tiles.elementwise as ew
     monkeypatch.setitem(ew.LANE_BITS, ew.LaneWidth.B16, 8)
+    monkeypatch.setenv("TILECOSIM_WAVES_DIR", str(tmp_path))
     code = main(["run", "examples/seed_tiles_int.s", *REGS, "--backend", "amaranth"])
     out = capsys.readouterr().out
     assert code == 1, out[-2000:]
@@ -49,6 +52,9 @@ def test_a_planted_alu_bug_is_a_mismatch_naming_line_register_row_column_byte(mo
     assert "after line 10 (TADD T#2.reuse, T#3, ->U): register U#1, row " in out
     assert ", byte 1: expected " in out
     assert "reproduce: " in out
+    vcd = tmp_path / "run-mismatch-amaranth.vcd"
+    assert f"  waveform: {vcd}  (gtkwave {vcd} " in out
+    assert "$enddefinitions" in vcd.read_text()
 
 
 @pytest.mark.parametrize("args,needle", [

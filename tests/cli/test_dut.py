@@ -10,6 +10,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from junitparser import Failure, JUnitXml
 
 from ..tiers import SLOW
 from .test_cli import run
@@ -60,7 +61,8 @@ def test_the_store_example_passes_regress(tmp_path, backend, count):
 
 
 def test_regress_finds_the_one_line_bug_and_its_reproduce_line_fails_alone(tmp_path):
-    r, got = _regress(tmp_path, "--dut", str(BUGGY), backend="icarus")
+    xml = tmp_path / "report.xml"
+    r, got = _regress(tmp_path, "--dut", str(BUGGY), "--junit", str(xml), backend="icarus")
     assert r.returncode == 1, r.stderr[-2000:]
     first = got["failures"][0]
     assert first["index"] < 200
@@ -71,9 +73,38 @@ def test_regress_finds_the_one_line_bug_and_its_reproduce_line_fails_alone(tmp_p
     assert f"  waveform: {wave}" in r.stdout
     line = first["repro"]
     assert f"--dut {BUGGY}" in line and f"reproduce: {line}" in r.stdout
-    alone = run(*shlex.split(line)[1:])
+    # the JUnit report, read by a JUnit library: the bug's bins fail with the first mismatch
+    # of each, its reproduce line and waveform; every other bin of LoadAlign passes
+    assert got["junit"] == str(xml) and f"junit: {xml}" in r.stdout
+    suites = list(JUnitXml.fromfile(str(xml)))
+    assert [s.name for s in suites] == ["tilecosim.regress.load-align"]
+    cases = list(suites[0])
+    assert len(cases) == got["ops"][0]["bins"]
+    failed = {c.name: c.result[0] for c in cases if c.result and isinstance(c.result[0], Failure)}
+    assert failed and not [n for n in failed if "DIST_" in n and "DIST_BRC_B16" not in n]
+    bad = {o["index"]: o for o in got["failures"]}
+    for name, f in failed.items():
+        index = int(f.message.split("#")[1].split(":")[0])
+        assert f.message == f"load-align #{index}: {bad[index]['problem']}"
+        assert f"reproduce: {bad[index]['repro']}" in f.text
+    assert any(f"waveform: {wave}" in f.text for f in failed.values())
+    assert all(not c.result for c in cases if c.name not in failed)
+    # alone, the mismatch runs again with a waveform (at $TILECOSIM_WAVES_DIR), whose path
+    # the report prints; --no-waves leaves it out
+    folder = tmp_path / "waves"
+    alone = run(*shlex.split(line)[1:], env={"TILECOSIM_WAVES_DIR": str(folder)})
     assert alone.returncode == 1, alone.stderr
     assert first["problem"] in alone.stdout
+    vcd = folder / "load-align-mismatch-icarus.vcd"
+    assert f"  waveform: {vcd}  (gtkwave {vcd} " in alone.stdout
+    assert vcd.read_text().startswith("$date") and "load_align_unit" in vcd.read_text()
+    for f in folder.iterdir():                  # the VCD and its GTKWave save file
+        f.unlink()
+    quiet = run(*shlex.split(line)[1:], "--no-waves", "--json",
+                env={"TILECOSIM_WAVES_DIR": str(folder)})
+    got = json.loads(quiet.stdout.splitlines()[-1])
+    assert quiet.returncode == 1 and got["match"] is False and got["waveform"] is None
+    assert list(folder.iterdir()) == []
 
 
 @SLOW              # the example designs check the same harness path in make test

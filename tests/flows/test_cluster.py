@@ -163,7 +163,7 @@ def test_a_run_stopped_halfway_reports_what_it_checked(tmp_path):
 def test_a_signal_prints_the_partial_report_and_exits_128_plus_it(sig, code, tmp_path):
     # SIGINT as a terminal delivers it: a suite started in the background by a shell without
     # job control inherits SIGINT ignored, and Python then leaves it ignored
-    p = subprocess.Popen(_command() + ["regress", "--jobs", "2", "--count", "2000", "--json",
+    p = subprocess.Popen(_command() + ["regress", "--jobs", "2", "--count", "2000", "--seed", "1", "--json",
                                        "--out", str(tmp_path)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -286,7 +286,7 @@ def test_workers_without_the_simulator_name_their_host_and_tool(tmp_path):
 def test_workers_share_a_build_cache_and_count_their_builds(tmp_path):
     """--build-cache: the LoadAlign harness is built once for both workers, then reused."""
     args = ["regress", "--backend", "icarus", "--ops", "load-align", "--count", "1200",
-            "--cluster", "local:2", "--build-cache", str(tmp_path / "cache"), "--json"]
+            "--seed", "1", "--cluster", "local:2", "--build-cache", str(tmp_path / "cache"), "--json"]
     first = run(*args, "--out", str(tmp_path / "a"))
     again = run(*args, "--out", str(tmp_path / "b"))
     assert first.returncode == 0 and again.returncode == 0, first.stderr[-2000:]

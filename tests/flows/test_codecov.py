@@ -179,7 +179,7 @@ def test_regress_coverage_reports_each_engine_top_and_writes_lcov(tmp_path):
     from cocotb_tests.simulators import need
     need("verilator")
     r = run("regress", "--backend", "verilator", "--ops", "load-align", "--count", "40",
-            "--coverage", "--jobs", "2", "--out", str(tmp_path), "--json")
+            "--seed", "1", "--coverage", "--jobs", "2", "--out", str(tmp_path), "--json")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     obj = json.loads(r.stdout.splitlines()[-1])
     code = obj["code_coverage"]

@@ -69,7 +69,7 @@ def test_a_mismatch_is_reported_with_a_command_that_reproduces_it(tmp_path, monk
                       if c.dist == "DIST_BRC_B16"]
     monkeypatch.setattr("tilecosim.ops.load_align.compare_load_align", broken)  # regress's
     from tilecosim.cli import main
-    code = main(["regress", "--ops", "load-align", "--count", "40", "--jobs", "1", "--out",
+    code = main(["regress", "--ops", "load-align", "--count", "40", "--seed", "1", "--jobs", "1", "--out",
                  str(tmp_path), "--json"])
     out = capsys.readouterr().out
     assert code == 1
@@ -132,7 +132,7 @@ def test_regress_at_a_wider_beat(tmp_path, width, monkeypatch, capsys):
     monkeypatch.setattr("tilecosim.ops.tload.compare", broken)        # the one regress calls
     from tilecosim.cli import main
     code = main(["regress", "--ops", "tload", "--width", str(width), "--count", "16",
-                 "--jobs", "1", "--out", str(tmp_path), "--json"])
+                 "--seed", "1", "--jobs", "1", "--out", str(tmp_path), "--json"])
     obj = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert code == 1 and obj["width"] == width and obj["scenarios"] == 16
     line = obj["failures"][0]["repro"]
@@ -227,3 +227,20 @@ def test_the_same_seed_takes_the_same_cycles_on_every_backend(tmp_path, sim):
                         for o in json.loads(r.stdout.splitlines()[-1])["ops"]]
     assert got[sim] == got["amaranth"]
     assert all(cycles > ideal > 0 for _, cycles, ideal, _ in got[sim])
+
+
+def test_without_a_seed_each_run_draws_a_fresh_one_and_prints_it_first(tmp_path):
+    """No --seed: the run draws a seed, prints it on its first line and in the JSON, and two
+    runs draw different ones; --seed with the printed value repeats the run's scenarios."""
+    def regress(*extra, out):
+        r = run("regress", "--ops", "store-align", "--count", "8", "--jobs", "1", "--out",
+                str(tmp_path / out), "--json", *extra)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout.splitlines(), json.loads(r.stdout.splitlines()[-1])
+    (first, a), (_, b) = regress(out="a"), regress(out="b")
+    assert a["seed_drawn"] and b["seed_drawn"] and a["seed"] != b["seed"]
+    assert first[0] == f"seed {a['seed']} (drawn for this run; --seed {a['seed']} repeats it)"
+    lines, again = regress("--seed", str(a["seed"]), out="c")
+    assert not again["seed_drawn"] and not lines[0].startswith("seed ")
+    assert (again["seed"], again["coverage"], again["ops"]) == (a["seed"], a["coverage"],
+                                                                a["ops"])

@@ -33,7 +33,7 @@ from tilecosim.model.tload import LCFR
 from tilecosim.sim.design import (BUILTIN, DesignError, amaranth_design, check as check_design,
                                   read_supports, supports_beside, verilog_design)
 from tilecosim.sim.ports import probe
-from tilecosim.sim.runner import BenchError, wave_suffixes
+from tilecosim.sim.runner import WAVE_SUFFIX, BenchError, wave_suffixes
 from tilecosim.sim.waves import write_gtkw
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
@@ -135,11 +135,17 @@ def add_hdl_options(p, tload: bool = True, transpose: bool = True, width: bool |
     add_wave_options(g)
 
 def add_wave_options(g) -> None:
-    """``--vcd`` (amaranth) and ``--waves`` (icarus: VCD or FST; verilator: FST)."""
+    """``--vcd`` (amaranth), ``--waves`` (icarus: VCD or FST; verilator: FST) and
+    ``--no-waves``."""
     g.add_argument("--vcd", metavar="FILE", help="amaranth: write a VCD waveform of the run")
     g.add_argument("--waves", metavar="FILE.vcd|FILE.fst",
                    help="icarus: write a VCD (or, named .fst, an FST) waveform of the run; "
                         "verilator: an FST one")
+    g.add_argument("--no-waves", action="store_true",
+                   help="on a mismatch, do not re-run with a waveform (by default a run "
+                        "without --vcd/--waves that mismatches runs again writing "
+                        "$TILECOSIM_WAVES_DIR/OP-mismatch-BACKEND.vcd|.fst, default folder "
+                        "build/waves, and prints its path)")
 
 
 def add_regs(p):
@@ -367,6 +373,44 @@ def wave_lines(args, top) -> list[str]:
         return []
     gtkw = write_gtkw(path, top, args.backend, probe(ops.top(top).make))
     return [f"  waveform: {path}  (gtkwave {path} {gtkw})"]
+
+def mismatch_wave_path(op: str, backend: str) -> Path:
+    """Where a single-operation command's mismatch writes its waveform when none was asked
+    for: ``$TILECOSIM_WAVES_DIR`` (default ``build/waves``, as ``WAVES=1`` uses)
+    ``/OP-mismatch-BACKEND.vcd`` (``.fst`` on Verilator), the last mismatch's."""
+    folder = Path(os.environ.get("TILECOSIM_WAVES_DIR") or Path("build") / "waves")
+    return folder / f"{op}-mismatch-{backend}{WAVE_SUFFIX[backend]}"
+
+
+def with_mismatch_waves(args, op: str, run) -> dict:
+    """``run()`` -- an HDL run of a single-operation command, returning ``{"match",
+    "summary", ...}`` -- and, when it mismatched and no waveform was asked for (``--vcd``,
+    ``--waves``, ``--no-waves``), ``run()`` again writing one at
+    :func:`mismatch_wave_path` (the run is seeded: the same mismatch again); its summary
+    then names the waveform.  Adds ``waveform`` (the path, or None) to the result and to
+    its ``json``."""
+    hdl = run()
+    if not hdl["match"] and not (args.vcd or args.waves or getattr(args, "no_waves", False)):
+        path = mismatch_wave_path(op, args.backend)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            hdl["summary"] += (f"\n  waveform: not written ({path.parent}: "
+                               f"{e.strerror or e})")
+        else:
+            print(f"tilecosim {op}: mismatch; running it again with a waveform ({path})",
+                  file=sys.stderr, flush=True)
+            if args.backend == "amaranth":
+                args.vcd = str(path)
+            else:
+                args.waves = str(path)
+            hdl = run()
+    wave = args.vcd or args.waves
+    hdl["waveform"] = str(Path(wave).absolute()) if wave and Path(wave).exists() else None
+    if "json" in hdl:
+        hdl["json"]["waveform"] = hdl["waveform"]
+    return hdl
+
 
 def quote_argv(argv):
     prog = "tilecosim" if argv and argv[0].endswith(("tilecosim", "__main__.py")) else argv[0]

@@ -19,7 +19,7 @@ from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_dut_options,
                      add_wave_options, any_int,
                      backend_errors, check_waves, check_writable, design_of, emit_json,
                      exit_status, image_or_ramp, int_arg, quote_argv, report_fault, usage_from,
-                     wave_lines, write_npz)
+                     wave_lines, with_mismatch_waves, write_npz)
 
 LOAD_ALIGN_HELP = """\
 Run one LoadAlign (UB -> one or two RegTensors of VL bytes) and print the register lanes.
@@ -161,7 +161,8 @@ def cmd_load_align(args) -> int:
     run = load_align if args.model == "fast" else load_align_reference
     base = {"op": "load-align", "backend": args.backend, "dist": _dist_name(args.dist),
             "dtype": args.dtype, "vl": args.vl, "addressing": how.kind, "addr": args.addr}
-    hdl = _run_load_align_hdl(args, ub, how) if args.backend != "golden" else None
+    hdl = (with_mismatch_waves(args, "load-align", lambda: _run_load_align_hdl(args, ub, how))
+           if args.backend != "golden" else None)
     hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
     try:
         r = run(ub, args.addr, args.dist, args.dtype, how, args.vl, args.reg_trait)

@@ -20,7 +20,7 @@ from .common import (BACKEND_HELP, BACKENDS, FMT, UsageError, add_dut_options, a
                      any_int, design_of,
                      backend_errors, check_waves, check_writable, emit_json, exit_status,
                      image_or_ramp, int_arg, quote_argv, report_fault, usage_from, wave_lines,
-                     write_file)
+                     with_mismatch_waves, write_file)
 
 LDT_HELP = """\
 Run one LoadDataWithTranspose (L1 -> L0A/L0B, square-block transpose) and print where each
@@ -111,7 +111,9 @@ def cmd_ldt(args) -> int:
               if args.v2 else LoadData2dTransposeParams(**common))
     base = {"op": "load-data-with-transpose", "backend": args.backend, "params": params.to_json(),
             "dst": dst_name}
-    hdl = _run_ldt_hdl(args, params, dst_name, l1.data) if args.backend != "golden" else None
+    hdl = (with_mismatch_waves(args, "load-data-with-transpose",
+                               lambda: _run_ldt_hdl(args, params, dst_name, l1.data))
+           if args.backend != "golden" else None)
     hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
     try:
         pl = plan_ldt(params, l1, Buffer(dst_name, args.dst_bytes), args.dst_addr, args.src_addr)

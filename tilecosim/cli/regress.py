@@ -8,6 +8,7 @@ import argparse
 import dataclasses
 import json
 import os
+import random
 import shutil
 import signal
 import sys
@@ -19,6 +20,7 @@ from tilecosim.flows import codecov, coverage as cov
 from tilecosim.flows.cluster import check_address, connect, parse_local
 from tilecosim.flows.codecov import WAIVERS, CoverageToolError, WaiverError, parse_waivers, yosys
 from tilecosim.flows.coverage import OPS
+from tilecosim.flows.junit import junit_xml
 from tilecosim.flows.regress import (WAVES_PER_RUN, RunStopped, default_jobs, mismatch_waves,
                                      output_env, run_regress)
 from tilecosim.ops import regress_default_names
@@ -27,13 +29,14 @@ from tilecosim.sim.design import BUILTIN
 from tilecosim.sim.runner import missing
 from tilecosim.version import stamp
 
-from .common import (BACKENDS, FMT, UsageError, add_dut_options, any_int, design_of, int_arg,
-                     make_dir, seed_arg)
+from .common import (BACKENDS, FMT, UsageError, add_dut_options, any_int, check_writable,
+                     design_of, int_arg, make_dir, seed_arg)
 
 REGRESS_HELP = """\
 Constrained-random regression of the HDL engines against the golden model, driven by
-functional coverage (each operation declares its bins in tilecosim/ops/): --count scenarios
-per operation, legal and faulting, drawn from --seed and run in batches (back to back, every
+functional coverage (each operation declares its bins; --json lists them): --count scenarios
+per operation, legal and faulting, drawn from --seed (a fresh seed each run unless given,
+printed first) and run in batches (back to back, every
 other batch with random back-pressure) in --jobs processes, or on a Dask cluster
 (--scheduler, --cluster; needs dask[distributed]). On icarus and verilator the batches run
 on each operation's batch harness (the whole batch inside the design, up to 4096 scenarios
@@ -62,6 +65,11 @@ On machines of a Dask cluster (README, "Regressions on several machines"): start
 `dask scheduler` on one host, `dask worker tcp://HOST:8786 --nworkers N --nthreads 1` on
 the others, then run regress with --scheduler tcp://HOST:8786.
 """
+
+
+def fresh_seed() -> int:
+    """A seed from the operating system's entropy, below 2**32 so it is short to type."""
+    return random.SystemRandom().randrange(2**32)
 
 
 def _cluster_arg(text):
@@ -103,9 +111,10 @@ def add_parsers(sub) -> dict:
                         "length instead and runs the same at every W")
     p.add_argument("--count", type=int_arg("--count", 1, 100000), default=200, metavar="N",
                    help="scenarios per operation (default 200, enough to hit every bin)")
-    p.add_argument("--seed", type=seed_arg("--seed"), default=1, metavar="S",
-                   help="seed the scenarios are drawn from (0..2**64-1, default 1); the same "
-                        "seed draws the same scenarios")
+    p.add_argument("--seed", type=seed_arg("--seed"), default=None, metavar="S",
+                   help="seed the scenarios are drawn from (0..2**64-1); the same seed draws "
+                        "the same scenarios (default: a fresh seed each run, printed first, so "
+                        "that every run checks new scenarios and any run can be repeated)")
     where = p.add_argument_group("where the jobs run (one of)").add_mutually_exclusive_group()
     where.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=None, metavar="J",
                        help="parallel processes on this machine (default: the CPUs available)")
@@ -133,6 +142,10 @@ def add_parsers(sub) -> dict:
                    help="the waivers of --coverage (default: tilecosim/flows/"
                         "coverage_waivers.txt; format in docs/verification.md)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.add_argument("--junit", metavar="FILE.xml", default=None,
+                   help="also write JUnit XML for a CI server: a test suite per operation, a "
+                        "test case per coverage bin, failing with the bin's first mismatch, "
+                        "its reproduce line and waveform")
     p.add_argument("--no-waves", action="store_true",
                    help=f"do not re-run the first {WAVES_PER_RUN} mismatching scenarios alone "
                         "with a waveform (by default their paths follow their reproduce lines)")
@@ -181,11 +194,17 @@ def cmd_regress(args) -> int:
             raise UsageError(f"--coverage-waivers: {e}") from None
         except CoverageToolError as e:
             raise UsageError(f"--coverage: {e}") from None
+    check_writable("--junit", args.junit, (".xml",), "JUnit XML")
     make_dir("--out", args.out)
     if args.coverage:
         make_dir("--out", str(Path(args.out) / "coverage"))
     if args.build_cache and not args.scheduler:       # a remote worker checks its own path
         args.build_cache = str(make_dir("--build-cache", args.build_cache).resolve())
+    args.seed_drawn = args.seed is None
+    if args.seed_drawn:                 # a fresh seed, printed before anything runs
+        args.seed = fresh_seed()
+        print(f"seed {args.seed} (drawn for this run; --seed {args.seed} repeats it)",
+              flush=True)
     try:
         return run_and_report(args)
     except RunStopped as e:                            # no cluster to run on
@@ -300,7 +319,7 @@ def run_and_report(args) -> int:
           f"without back-pressure; of its fill bound: (ideal + the fill of each transposing "
           f"instruction, D14) / cycles, above 1 where a fill overlaps the instruction before; "
           f"faults = faulting scenarios whose fault code was checked; bins = functional "
-          f"coverage bins hit / the operation's bins (tilecosim/ops/)")
+          f"coverage bins hit / the operation's bins")
     if uncovered:
         listed = out_dir / "uncovered-bins.txt"
         write_whole(listed, "\n".join(uncovered) + "\n")
@@ -331,9 +350,24 @@ def run_and_report(args) -> int:
             return 2
         shutil.rmtree(raw, ignore_errors=True)   # merged into coverage/coverage.dat
         print("\n".join(codecov.table(code)))
+    junit = getattr(args, "junit", None)
+    if junit:
+        try:
+            write_whole(junit, junit_xml(
+                run.drawn, run.outcomes, na,
+                {"backend": args.backend, "design": design.label(), "width": width,
+                 "seed": args.seed, "version": stamp({})["version"],
+                 "git": stamp({})["git"] or ""},
+                run.seconds, getattr(args, "require_coverage", False), run.stopped))
+        except OSError as e:
+            print(f"tilecosim regress: error: --junit {junit!r}: {e.strerror or e}",
+                  file=sys.stderr)
+            return 2
+        print(f"junit: {junit}")
     if args.json:
         print(json.dumps(stamp({"backend": args.backend, "design": design.label(),
                           "width": width, "seed": args.seed,
+                          "seed_drawn": getattr(args, "seed_drawn", False),
                           "scenarios": checked,
                           "mismatches": len(fails),
                           "faults_checked": sum(r["faults_checked"] for r in rows),
@@ -341,7 +375,7 @@ def run_and_report(args) -> int:
                           "coverage": hits, "uncovered": uncovered, "not_applicable": na,
                           "failures": [dataclasses.asdict(o) for o in fails],
                           "planned": run.planned, "stopped": run.stopped,
-                          "executor": _executor(args),
+                          "executor": _executor(args), "junit": junit,
                           "workers": [{"worker": k} | v | {"seconds": round(v["seconds"], 1)}
                                       for k, v in sorted(run.workers.items())]}
                          | ({"code_coverage": code} if coverage else {}))))

@@ -18,7 +18,7 @@ from tilecosim.ops.store_align import MASKS, registers_needed, store_sources
 
 from .common import (FMT, UsageError, add_dut_options, any_int, backend_errors, check_waves, check_writable, design_of, emit_json,
                      exit_status, int_arg, read_file, report_fault, seed_arg,
-                     usage_from, write_file)
+                     usage_from, with_mismatch_waves, write_file)
 from .load_align import (_dist_name, add_addressing_options, add_mode_options, add_unit_options,
                          addressing_of, check_contract_vl, check_unit_range, mode_arg,
                          unit_report)
@@ -117,7 +117,8 @@ def cmd_store_align(args) -> int:
                      args.reg_trait)
     base = {"op": "store-align", "backend": args.backend, "dist": _dist_name(args.dist),
             "dtype": args.dtype, "vl": args.vl, "addressing": how.kind, "addr": args.addr}
-    hdl = _run_hdl(args, case, ub0) if args.backend != "golden" else None
+    hdl = (with_mismatch_waves(args, "store-align", lambda: _run_hdl(args, case, ub0))
+           if args.backend != "golden" else None)
     hdl_json = hdl["json"] if hdl else {"cycles": None, "ideal_cycles": None, "match": None}
     ub = Buffer("UB", ub0.copy())
     run = store_align if args.model == "fast" else store_align_reference

@@ -23,7 +23,8 @@ from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_dut_opt
                      add_hdl_options, add_machine, design_of,
                      add_regs, backend_errors, check_memory_args, check_waves, check_writable,
                      emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv, read_file,
-                     report_fault, result_json, seed_arg, usage_from, wave_lines, write_npz)
+                     report_fault, result_json, seed_arg, usage_from, wave_lines,
+                     with_mismatch_waves, write_npz)
 
 #: the largest register slot of the RTL tile system the CLI builds (64 slots of it)
 RTL_MAX_SLOT = 16384
@@ -153,7 +154,8 @@ def cmd_tload(args) -> int:
         step = machine.execute(insn)
     except Fault as f:
         fault = f
-    hdl = _run_hdl(args, params, machine.memory) if args.backend != "golden" else None
+    hdl = (with_mismatch_waves(args, "tload", lambda: _run_hdl(args, params, machine.memory))
+           if args.backend != "golden" else None)
     extra = {"insn": insn.text()}
     if hdl:
         extra.update(hdl["json"])
@@ -288,7 +290,8 @@ def cmd_run(args) -> int:
                          (lcfr.min_size, lcfr.max_size), arith, records=hdl,
                          machine_out=machines)
     fault = steps[-1].fault if steps else None
-    result = _run_program_hdl(args, steps, memory, lcfr) if hdl else None
+    result = (with_mismatch_waves(args, "run", lambda: _run_program_hdl(args, steps, memory, lcfr))
+              if hdl else None)
     if args.out:
         _write_state(args.out, machines[0])
     if args.json:
@@ -300,7 +303,8 @@ def cmd_run(args) -> int:
                               "stored_bytes": None if s.stored is None else len(s.stored[0]),
                               "fault": s.fault} for s in steps],
                    "out": args.out,
-                   "mismatches": result["problems"] if result else []})
+                   "mismatches": result["problems"] if result else [],
+                   "waveform": result["waveform"] if result else None})
     else:
         for s in steps:
             if s.fault:
