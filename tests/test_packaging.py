@@ -46,8 +46,10 @@ def test_every_package_folder_is_listed_in_pyproject():
         parts = init.parent.relative_to(ROOT).parts
         if parts[0] in ("tilecosim",):
             found.add(".".join(parts))
-        elif parts[0] in ("model", "hdl"):
+        elif parts[0] in ("model", "hdl", "examples"):
             found.add(".".join(("tilecosim",) + parts))
+    found |= {"tilecosim.examples." + d.name for d in (ROOT / "examples").iterdir()
+              if d.is_dir() and d.name != "__pycache__"}       # folders of data files
     assert found == listed
 
 

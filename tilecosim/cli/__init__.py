@@ -21,8 +21,8 @@ from tilecosim.cleanup import PENDING, private_tmp, stoppable, stopping
 from tilecosim.model.asm import AsmError, RegisterError
 from tilecosim.version import line
 
-from . import (bench, contract, demo, draw, formal, load_align, load_data_with_transpose,
-               mutation, regress, store_align, tload, verilog)
+from . import (bench, contract, demo, draw, examples, formal, load_align,
+               load_data_with_transpose, mutation, regress, store_align, tload, verilog)
 from .common import EXIT_OK, EXIT_USAGE, FMT, Parser, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -35,16 +35,17 @@ examples:
   tilecosim tload 'TLOAD.NORM <LB0:100, LB1:a0, LB2:a1+10, FP16>, [a2], ->T<2KB>' \\
       --reg a0=8 --reg a1=118 --reg a2=0
   tilecosim asm 'TLOAD.ND2NZ <LB0:100, LB1:a0, LB2:a1+10, FP16, Zero>, [a2, a0], ->T<2KB>'
-  tilecosim run examples/seed_tiles.s --reg a0=0 --reg a1=512 --reg a2=1024
+  tilecosim run example:seed_tiles.s --reg a0=0 --reg a1=512 --reg a2=1024
   tilecosim load-data-with-transpose --dtype int8 --repeat-times 3 --src-stride 1 \\
       --dst-gap 1 --dst-bytes 4096
   tilecosim load-align --dist DIST_US_B16 --dtype b16 --addr 64
   tilecosim store-align --dist DIST_PACK_B32 --dtype b32 --addr 64
   tilecosim contract load-align --lang systemverilog
+  tilecosim examples
   tilecosim demo
 
-The reference is in docs/ (cli.md, model.md, hdl.md, contract.md, verification.md,
-benchmarks.md).
+Every command has --help; `tilecosim examples` lists the example programs and designs,
+which any command takes by the name example:NAME.
 
 exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage error, 3 the instruction faulted,
 130 or 143 stopped by SIGINT or SIGTERM (nothing partial kept)
@@ -53,7 +54,7 @@ exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage 
 
 #: the subcommand groups, in the order of ``tilecosim --help``
 GROUPS = (tload, load_data_with_transpose, load_align, store_align, regress, contract, draw, bench, verilog,
-          mutation, formal, demo)
+          mutation, formal, examples, demo)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:

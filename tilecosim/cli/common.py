@@ -36,6 +36,8 @@ from tilecosim.sim.ports import probe
 from tilecosim.sim.runner import WAVE_SUFFIX, BenchError, wave_suffixes
 from tilecosim.sim.waves import write_gtkw
 
+from . import shipped
+
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_FAULT = 0, 1, 2, 3
 
 BACKENDS = ("golden", "amaranth", "icarus", "verilator")
@@ -412,6 +414,20 @@ def with_mismatch_waves(args, op: str, run) -> dict:
     return hdl
 
 
+def example_path(opt: str, text: str) -> str:
+    """``text`` itself, or for ``example:NAME`` the shipped example's path
+    (:mod:`tilecosim.cli.shipped`); a usage error naming ``opt`` when no example has that
+    name."""
+    if not text.startswith(shipped.PREFIX):
+        return text
+    try:
+        return str(shipped.lookup(text[len(shipped.PREFIX):]))
+    except KeyError:
+        raise UsageError(f"{opt} {text!r}: no such example ("
+                         + ", ".join(n for n, _ in shipped.catalog())
+                         + "; tilecosim examples lists them)") from None
+
+
 def quote_argv(argv):
     prog = "tilecosim" if argv and argv[0].endswith(("tilecosim", "__main__.py")) else argv[0]
     return [prog] + [shlex.quote(a) for a in argv[1:]]
@@ -447,7 +463,8 @@ def report_fault(args, fault, json_obj: dict, hdl: dict | None, text: str = "") 
 # --- a design from elsewhere (D16) ------------------------------------------------------------
 
 DUT_HELP = ("a design from elsewhere in place of the built-in engine, with the ports of the "
-            "operation's contract (tilecosim contract OP; docs/contract.md)")
+            "operation's contract (tilecosim contract OP writes its skeleton, --doc the whole "
+            "contract); an example: --dut example:designs/load_align_unit.sv")
 
 
 def add_dut_options(p) -> None:
@@ -463,7 +480,7 @@ def add_dut_options(p) -> None:
     g.add_argument("--dut-supports", metavar="FILE.toml",
                    help="the subset of the contract the design implements (default: "
                         "<its first file's stem>.supports.toml beside it, if there is one; "
-                        "keys in docs/contract.md)")
+                        "keys in tilecosim contract --doc)")
 
 
 def design_of(args, op, backend: str):
@@ -490,6 +507,10 @@ def design_of(args, op, backend: str):
     if dut and backend == "amaranth":
         raise UsageError(f"--dut: Verilog runs on --backend icarus or verilator, not "
                          f"{backend} (an Amaranth design: --dut-amaranth MODULE:CLASS)")
+    if dut:
+        dut = ",".join(example_path("--dut", f) for f in dut.split(","))
+    if supports:
+        supports = example_path("--dut-supports", supports)
     try:
         design = verilog_design(dut, top) if dut else amaranth_design(amaranth)
         path = supports or supports_beside(design)

@@ -20,7 +20,7 @@ Print a Verilog or SystemVerilog module with exactly the ports of OP's port cont
 beat width W, a comment per payload field, and its outputs tied to zero: the start of a
 design that `--dut` runs through every flow in place of the built-in engine.  The
 contract (ports, fields and their bits, handshakes, reset, ordering, faults) is derived
-from the built-in engine's signature; docs/contract.md has it in full (--doc prints it).
+from the built-in engine's signature; --doc prints it in full.
 
 operations: {', '.join(names)}
 

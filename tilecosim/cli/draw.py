@@ -328,7 +328,7 @@ def architecture_svg() -> str:
 DRAW_HELP = """\
 Draw how a logical matrix lands in a tile, or a LoadDataWithTranspose square before and
 after.  LAYOUT is a storage layout (ND, DN, ZZ, ZN, NZ, NN), a TLOAD layout (NORM, ND2NZ,
-ND2ZN, DN2NZ, DN2ZN) or load-data-with-transpose (or architecture: the README's picture
+ND2ZN, DN2NZ, DN2ZN) or load-data-with-transpose (or architecture: the picture
 of the engines and the verification flow, SVG only).  Fractals are the 512 B ones of --dtype
 unless --fractal RxC says otherwise.  Without --out the picture is printed as numbers.
 

@@ -26,7 +26,8 @@ examples:
 """)
     p.add_argument("--only", metavar="NAME[,NAME...]", help="run only these proofs")
     p.add_argument("--quick", action="store_true",
-                   help="only the proofs that take a minute or less (make check runs them)")
+                   help="only the proofs that take a minute or less (the full test suite runs "
+                        "them)")
     p.add_argument("--list", action="store_true", help="list the proofs and stop")
     p.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=2, metavar="J",
                    help="proofs run at once (default 2)")

@@ -40,7 +40,7 @@ examples:
 --src is the L1 image (the source tensor starts at --src-addr, L1 is as large as the
 file); without it, L1 is a ramp of --src-bytes in which element k of --dtype holds k.  The
 destination starts as --dst-bytes zero bytes and --out writes all of it (raw bytes).
-The V2 source-address formula is inferred (see model/load_data.py).
+The V2 source-address formula is inferred: the source documents do not give it.
 """
 
 

@@ -15,7 +15,8 @@ Apply each single-point mutant (an address off by one, a wrong pad, a dropped re
 with --generated N also a seeded sample of mutants generated from the gateware's AST) to a
 copy of the gateware and run the golden-vs-HDL tests of its operation, then every
 gateware test; a mutant is killed when a test fails.  Prints one line per mutant and a JSON
-summary; exit 1 when a mutant survives.  Runs from a source checkout (it needs tests/).
+summary; exit 1 when a mutant survives.  Running mutants needs a source checkout (the
+mutants meet the repository's test suite); --list works anywhere.
 
 examples:
   tilecosim mutation --list
@@ -37,8 +38,8 @@ examples:
     p.add_argument("--generated-only", action="store_true",
                    help="leave out the hand-written mutants")
     p.add_argument("--tier", choices=("test", "check"), default="check",
-                   help="the tests a mutant meets: 'test' those of make test (not marked "
-                   "slow), 'check' all of them, as make check and CI (default check)")
+                   help="the tests a mutant meets: 'test' the fast tier (not marked slow), "
+                   "'check' all of them, as CI (default check)")
     return {"mutation": cmd_mutation}
 
 
@@ -46,8 +47,6 @@ def cmd_mutation(args) -> int:
     only = [s.strip() for s in args.only.split(",") if s.strip()] if args.only else None
     if args.only is not None and not only:
         raise UsageError(f"--only {args.only!r}: give mutant ids (see --list)")
-    if not (ROOT / "tests").is_dir():
-        raise UsageError(f"needs the repository's tests: {ROOT / 'tests'} is missing")
     try:
         if args.generated_only and not args.generated:
             raise ValueError("--generated-only: give --generated N as well")
@@ -59,4 +58,8 @@ def cmd_mutation(args) -> int:
         for m in todo:
             print(f"{m.id:20} hdl/{m.file:24} {m.what}")
         return EXIT_OK
+    if not (ROOT / "tests" / "hdl").is_dir():
+        raise UsageError("running mutants needs a source checkout: the mutants meet the "
+                         "repository's tests, and this tilecosim is installed without them "
+                         "(--list works anywhere)")
     return run_all(todo, args.jobs, args.json, args.tier)

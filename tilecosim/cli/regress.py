@@ -46,7 +46,7 @@ coverage and what each worker ran and built; --json adds one JSON object on the 
 With --coverage (Verilator only), also the code coverage of the generated Verilog: line,
 branch and toggle coverage per engine top, merged over every simulator run, with the listing
 of what was never hit, lcov's .info (and HTML where lcov is installed) in --out/coverage,
-under the waivers of tilecosim/flows/coverage_waivers.txt (or --coverage-waivers). The
+under the built-in waivers (or --coverage-waivers FILE). The
 report is the same for the same seed whatever runs it. Exit 1 on any mismatch. Stopped early
 (Ctrl-C, SIGTERM, no worker able to run a job), it reports what it checked and exits 1 on a
 mismatch, else 130, 143 or 2.
@@ -61,7 +61,7 @@ examples:
   tilecosim regress --backend verilator --ops program --count 500  # whole programs on
                                                     # the RTL tile system, about 2 minutes
 
-On machines of a Dask cluster (README, "Regressions on several machines"): start
+On machines of a Dask cluster: start
 `dask scheduler` on one host, `dask worker tcp://HOST:8786 --nworkers N --nthreads 1` on
 the others, then run regress with --scheduler tcp://HOST:8786.
 """
@@ -139,8 +139,9 @@ def add_parsers(sub) -> dict:
                         "a top is below the code-coverage goal (without it both are reported "
                         "and the exit status is that of the comparison)")
     p.add_argument("--coverage-waivers", metavar="FILE", default=None,
-                   help="the waivers of --coverage (default: tilecosim/flows/"
-                        "coverage_waivers.txt; format in docs/verification.md)")
+                   help="the waivers of --coverage (default: the built-in ones, which the "
+                        "JSON's code_coverage names); one per line, '<top|*> <kind> "
+                        "<pattern> -- <reason>', kind line, branch or toggle")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--junit", metavar="FILE.xml", default=None,
                    help="also write JUnit XML for a CI server: a test suite per operation, a "

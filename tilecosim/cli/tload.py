@@ -22,7 +22,8 @@ from tilecosim.sim.benches.tload import SimConfig, SimResult, run_and_compare
 from .common import (BACKENDS, EXIT_FAULT, EXIT_OK, FMT, UsageError, add_dut_options,
                      add_hdl_options, add_machine, design_of,
                      add_regs, backend_errors, check_memory_args, check_waves, check_writable,
-                     emit_json, exit_status, int_arg, memory_of, parse_regs, quote_argv, read_file,
+                     emit_json, example_path, exit_status, int_arg, memory_of, parse_regs,
+                     quote_argv, read_file,
                      report_fault, result_json, seed_arg, usage_from, wave_lines,
                      with_mismatch_waves, write_npz)
 
@@ -39,7 +40,7 @@ examples:
 
 memory: --mem FILE gives the raw bytes of global memory (address 0 = first byte),
 --mem-seed N random bytes from a seed; without either, global memory is a ramp: the
-element at address k*esize holds the value k (wrapping; see model/display.py).  A read
+element at address k*esize holds the value k (wrapping).  A read
 outside memory is an OutOfBounds fault.
 
 printout: loaded elements as numbers, padded ones as '*' (the header gives the pad
@@ -108,11 +109,13 @@ example program (the seed's tile-register example):
   TADD T#2.reuse, T#3, ->U
   TSUB T#2, T#1, ->U
 run it (the program reads a0, a1 and a2: give each a value with --reg):
-  tilecosim run examples/seed_tiles.s --reg a0=0 --reg a1=512 --reg a2=1024
-  tilecosim run examples/seed_tiles_int.s --reg a0=0 --reg a1=512 --reg a2=1024 \\
+  tilecosim run example:seed_tiles.s --reg a0=0 --reg a1=512 --reg a2=1024
+  tilecosim run example:seed_tiles_int.s --reg a0=0 --reg a1=512 --reg a2=1024 \\
       --backend verilator --json
 """)
-    r.add_argument("program", metavar="PROGRAM", help="program file, or - for standard input")
+    r.add_argument("program", metavar="PROGRAM",
+                   help="program file, example:NAME (tilecosim examples), or - for standard "
+                        "input")
     add_regs(r)
     add_machine(r, lcfr_default=None)
     r.add_argument("--mem-seed", type=seed_arg("--mem-seed"), default=None, metavar="N",
@@ -275,7 +278,7 @@ def cmd_run(args) -> int:
         if len(data) > MAX_PROGRAM:
             raise UsageError(f"PROGRAM '-': more than {MAX_PROGRAM} bytes on standard input")
     else:
-        data = read_file("PROGRAM", args.program, MAX_PROGRAM,
+        data = read_file("PROGRAM", example_path("PROGRAM", args.program), MAX_PROGRAM,
                          "an assembly file (TLOAD, TSTORE, TADD, TSUB lines)").tobytes()
     try:
         text = data.decode("utf-8")

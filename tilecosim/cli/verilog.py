@@ -15,7 +15,7 @@ Write the Verilog that Amaranth generates for each engine top (no source attribu
 stable port names: <port>__payload, <port>__valid, <port>__ready, clk, rst).
 
 With --lint, also run `verilator --lint-only -Wall` on each file with the waivers of
-tilecosim/flows/lint_waivers.vlt (generator idioms, each commented); any other warning fails
+the built-in waiver file (generator idioms, each commented); any other warning fails
 (exit 1).
 
 examples:

@@ -18,6 +18,7 @@ measure that the inner loop alone still kills every mutant.
 ``make mutation`` runs them all and writes ``build/mutation.json``.
 """
 
+import importlib.util
 import json
 import os
 import shutil
@@ -36,7 +37,9 @@ from . import mutagen
 
 __all__ = ["Mutant", "MUTANTS", "ROOT", "TIERS", "apply", "run_mutant", "select", "run_all"]
 
-ROOT = Path(__file__).resolve().parents[2]      # the repository
+ROOT = Path(__file__).resolve().parents[2]      # the repository (running needs its tests/)
+#: the gateware the mutants change: the installed ``tilecosim.hdl`` (hdl/ of a checkout)
+HDL = Path(importlib.util.find_spec("tilecosim.hdl").submodule_search_locations[0])
 # then every test of the gateware layer
 ALL_HDL_TESTS = sorted(p.relative_to(ROOT).as_posix()
                        for p in (ROOT / "tests" / "hdl").glob("test_*.py"))
@@ -287,7 +290,7 @@ def generated(count: int, seed: int) -> list[Mutant]:
     """``count`` mutants generated from the gateware's AST with ``seed``
     (:mod:`.mutagen`)."""
     out = []
-    for site in mutagen.sample(ROOT / "hdl", count, seed):
+    for site in mutagen.sample(HDL, count, seed):
         out.append(Mutant(site.id, site.file, site.old, site.new, site.what,
                           tuple(tests_of(site.file)), site=site))
     return out
@@ -377,7 +380,7 @@ def select(only: list[str] | None, generate: int = 0, seed: int = 1,
     for m in todo:                          # every mutant must still apply before any runs
         if m.site is not None:
             continue                        # checked where it is applied
-        text = (ROOT / "hdl" / m.file).read_text()
+        text = (HDL / m.file).read_text()
         if text.count(m.old) != 1:
             raise ValueError(f"mutant {m.id}: the original text occurs {text.count(m.old)} "
                              f"times in hdl/{m.file} (the source changed: update the mutant)")

@@ -1,13 +1,14 @@
 """Verilog generation of every operation's tops (``tilecosim verilog``), from the registry."""
 
+import functools
+import hashlib
 import re
 import subprocess
 from pathlib import Path
 
-from amaranth.back import verilog
-
 from tilecosim import ops
 from tilecosim.cleanup import write_whole
+from tilecosim.sim.runner import to_verilog
 from tilecosim.sim.toolchain import require, verilator_env
 
 __all__ = ["WAIVERS", "convert", "write_all", "lint"]
@@ -16,8 +17,24 @@ __all__ = ["WAIVERS", "convert", "write_all", "lint"]
 WAIVERS = Path(__file__).resolve().parent / "lint_waivers.vlt"
 
 
+@functools.cache
+def _ops_digest() -> str:
+    """SHA-1 of the registry's sources (:mod:`tilecosim.ops`), which give each top its
+    parameters; with the gateware's (:func:`tilecosim.sim.runner.to_verilog`) it keys a
+    top's cached conversion."""
+    h = hashlib.sha1()
+    root = Path(ops.__file__).resolve().parent
+    for path in sorted(root.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
 def convert(stem: str, profile: str = "finite") -> str:
-    return verilog.convert(ops.top(stem).make(profile), name=stem, emit_src=False)
+    """The Verilog of the top ``stem``, converted once per gateware and registry sources and
+    kept in the build cache (``tilecosim verilog`` again, or on another checkout of the same
+    sources, takes seconds)."""
+    return to_verilog(lambda: ops.top(stem).make(profile), stem,
+                      key=f"verilog/{profile}/{_ops_digest()}")
 
 
 def write_all(out: Path, profile: str = "finite"):
