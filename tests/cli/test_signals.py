@@ -77,6 +77,15 @@ def _command_env(tmp: Path, **extra) -> dict:
     return env
 
 
+def _default_signals() -> None:
+    """In the child, before it runs: SIGINT and SIGTERM at their defaults, as in a shell
+    the user types into.  A suite started in the background of a shell without job control
+    (``make test &`` in a script) inherits SIGINT ignored, and a command started with a
+    signal ignored rightly leaves it ignored (as nohup asks)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 # both signals take one path (cleanup.STOP_SIGNALS): make test sends SIGINT to every
 # subcommand, make check SIGTERM too
 def _wait_for_handlers(proc, limit: float = 30.0) -> None:
@@ -109,7 +118,8 @@ def test_a_signal_at_a_random_moment(tmp_path, cmd, sig):
     token = f"tilecosim-signal-{uuid.uuid4().hex}"
     env = _command_env(tmp, TILECOSIM_SIGNAL_TOKEN=token)
     proc = subprocess.Popen([sys.executable, "-m", "tilecosim", *argv], cwd=work, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_signals)
     start = time.monotonic()
     _wait_for_handlers(proc)
     time.sleep(max(0.0, moment - (time.monotonic() - start)))
