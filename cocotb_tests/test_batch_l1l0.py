@@ -25,7 +25,7 @@ def python_bench(width):
 
 
 @pytest.mark.parametrize("sim,width", tiered([(s, w) for w in (32, 128) for s in SIMULATORS],
-                                              lambda sim, width: width > 32))
+                                              lambda sim, width: width > 32 or sim == "verilator"))
 def test_batch_l1l0_on_a_verilog_simulator(sim, width):
     need(sim)
     op = ops.get("load-data-with-transpose").at_width(width)

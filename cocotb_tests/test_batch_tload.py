@@ -33,10 +33,12 @@ def python_bench(width):
 
 
 @pytest.mark.parametrize("sim,width", tiered([(s, w) for w in (32, 64, 128) for s in SIMULATORS],
-                                              lambda sim, width: width > 32))
+                                              lambda sim, width: width > 32 or sim == "verilator"))
 def test_batch_tload_on_a_verilog_simulator(sim, width):
     """(W = 64 and 128 in the slow tier: in make test the Amaranth tests of tests/hdl/ run
-    the wide engines, and this harness's sequencing does not depend on W.)"""
+    the wide engines, and this harness's sequencing does not depend on W; Verilator too:
+    make test runs this harness on Icarus, and the TLOAD engine on Verilator in
+    test_sims.)"""
     need(sim)
     got = run_tload_batches([(PLIST, c) for c in configs(width)], MEM, sim,
                             **ops.get("tload").harness_args())   # regress's build

@@ -21,7 +21,7 @@ from tilecosim.flows import regress
 from tilecosim.flows.cluster import connect
 
 from ..cli.test_cli import _command, run
-from ..tiers import SLOW
+from ..tiers import SLOW, slow
 
 
 @pytest.fixture(autouse=True)
@@ -159,7 +159,7 @@ def test_a_run_stopped_halfway_reports_what_it_checked(tmp_path):
     assert sorted(s.index for s in got.drawn["load-align"]) == sorted(i for _, i in checked)
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), slow(signal.SIGTERM, 143)])
 def test_a_signal_prints_the_partial_report_and_exits_128_plus_it(sig, code, tmp_path):
     # SIGINT as a terminal delivers it: a suite started in the background by a shell without
     # job control inherits SIGINT ignored, and Python then leaves it ignored
