@@ -394,12 +394,8 @@ def with_mismatch_waves(args, op: str, run) -> dict:
     hdl = run()
     if not hdl["match"] and not (args.vcd or args.waves or getattr(args, "no_waves", False)):
         path = mismatch_wave_path(op, args.backend)
-        new = path.parent.absolute()
-        while not new.parent.exists():          # the outermost folder made here is the
-            new = new.parent                    # command's until it finishes
-        if not new.exists():
-            PENDING.claim(new)
-        try:
+        PENDING.claim(path.parent)              # the folders made here: the command's
+        try:                                    # until it finishes
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             hdl["summary"] += (f"\n  waveform: not written ({path.parent}: "

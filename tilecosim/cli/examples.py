@@ -47,8 +47,6 @@ def cmd_examples(args) -> int:
     written = []
     if args.out is not None:
         out = Path(args.out)
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out {args.out!r}: is a file; a folder is expected")
         clash = [n for n, src in items if (out / n).exists()
                  and (not (out / n).is_file() or (out / n).read_bytes() != src.read_bytes())]
         if clash:

@@ -27,7 +27,7 @@ from tilecosim.ops import regress_default_names
 from tilecosim.progress import Progress
 from tilecosim.sim.design import BUILTIN
 from tilecosim.sim.runner import missing
-from tilecosim.version import stamp
+from tilecosim.version import git_description, stamp, version
 
 from .common import (BACKENDS, FMT, UsageError, add_dut_options, any_int, check_writable,
                      design_of, int_arg, make_dir, seed_arg)
@@ -355,10 +355,9 @@ def run_and_report(args) -> int:
     if junit:
         try:
             write_whole(junit, junit_xml(
-                run.drawn, run.outcomes, na,
+                run.drawn, hits, run.outcomes, na,
                 {"backend": args.backend, "design": design.label(), "width": width,
-                 "seed": args.seed, "version": stamp({})["version"],
-                 "git": stamp({})["git"] or ""},
+                 "seed": args.seed, "version": version(), "git": git_description() or ""},
                 run.seconds, getattr(args, "require_coverage", False), run.stopped))
         except OSError as e:
             print(f"tilecosim regress: error: --junit {junit!r}: {e.strerror or e}",

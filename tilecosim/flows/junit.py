@@ -39,10 +39,12 @@ def _fail(case, fails: list) -> None:
     el.text = "\n".join(text)
 
 
-def junit_xml(drawn: dict, outcomes: list, not_applicable: list, properties: dict,
+def junit_xml(drawn: dict, hits: dict, outcomes: list, not_applicable: list, properties: dict,
               seconds: float, require_coverage: bool = False, stopped: str | None = None) -> str:
     """The JUnit XML text of a regression: ``drawn`` op -> its scenarios (those checked),
-    ``outcomes`` the failures and passes, ``properties`` name -> value for every suite."""
+    ``hits`` bin -> scenarios that hit it (:func:`tilecosim.flows.coverage.hits` of
+    ``drawn``), ``outcomes`` the failures and passes, ``properties`` name -> value for every
+    suite."""
     na = set(not_applicable)
     root = ET.Element("testsuites", name="tilecosim regress", time=f"{seconds:.1f}")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
@@ -56,12 +58,9 @@ def junit_xml(drawn: dict, outcomes: list, not_applicable: list, properties: dic
         ET.SubElement(props, "property", name="scenarios", value=str(len(scs)))
         if stopped:
             ET.SubElement(props, "property", name="stopped", value=stopped)
-        hits = {b: 0 for b in cov.all_bins(op)}
-        for s in scs:
-            for b in s.bins:
-                hits[b] = hits.get(b, 0) + 1
         n = {"tests": 0, "failures": 0, "skipped": 0}
-        for b, count in hits.items():
+        for b in cov.all_bins(op):
+            count = hits[b]
             case = _case(suite, op, b)
             n["tests"] += 1
             of_bin = [o for o in fails if b in bins_of.get(o.index, ())]
