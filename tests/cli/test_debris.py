@@ -44,8 +44,9 @@ def listing(folder: Path) -> list[str]:
 
 def test_regress_with_no_scheduler_creates_no_folder(folders):
     work, _ = folders
-    code, _, err = run(["regress", "--scheduler", "tcp://127.0.0.1:1", "--count", "1"])
+    code, out, err = run(["regress", "--scheduler", "tcp://127.0.0.1:1", "--count", "1"])
     assert code == 2 and "no scheduler answered" in err
+    assert out == ""                     # not even the drawn seed: the run never started
     assert listing(work) == []
 
 

@@ -202,10 +202,8 @@ def cmd_regress(args) -> int:
     if args.build_cache and not args.scheduler:       # a remote worker checks its own path
         args.build_cache = str(make_dir("--build-cache", args.build_cache).resolve())
     args.seed_drawn = args.seed is None
-    if args.seed_drawn:                 # a fresh seed, printed before anything runs
+    if args.seed_drawn:                 # printed once the run can start (run_and_report)
         args.seed = fresh_seed()
-        print(f"seed {args.seed} (drawn for this run; --seed {args.seed} repeats it)",
-              flush=True)
     try:
         return run_and_report(args)
     except RunStopped as e:                            # no cluster to run on
@@ -275,6 +273,9 @@ def run_and_report(args) -> int:
     try:                 # a signal before the run starts stops the command (tilecosim.cli)
         if getattr(args, "scheduler", None) or getattr(args, "cluster", None):
             cluster = connect(args.scheduler, args.cluster)
+        if getattr(args, "seed_drawn", False):   # before any scenario, after every refusal
+            print(f"seed {args.seed} (drawn for this run; --seed {args.seed} repeats it)",
+                  flush=True)
         run = run_regress(args.backend, args.ops, args.count, args.seed, args.jobs, out_dir,
                           progress, cluster, getattr(args, "build_cache", None), width,
                           getattr(args, "design", BUILTIN), getattr(args, "max_failures", None))
