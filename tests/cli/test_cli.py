@@ -188,6 +188,39 @@ def test_help_explains_with_an_example(cmd):
     assert r.returncode == 0 and "example" in r.stdout
 
 
+def test_each_command_is_defined_by_the_group_the_table_names():
+    """tilecosim.cli.COMMANDS lists every command in the order of --help, with the group that
+    defines it; a command builds its own group's parsers alone."""
+    from tilecosim.cli import COMMANDS, build_parser
+    top, every = build_parser()
+    assert list(every) == list(COMMANDS)
+    listed = next(a for a in top._actions if a.dest == "cmd")
+    assert list(listed.choices) == list(COMMANDS)
+    for name, group in COMMANDS.items():
+        _, commands = build_parser([name, "--help"])
+        assert list(commands) == [c for c, g in COMMANDS.items() if g == group], name
+
+
+def test_a_command_imports_its_own_group_alone():
+    """``tilecosim examples`` does not import the regression, the benchmarks, the drawing
+    library or the other groups; an unknown command still lists every command."""
+    code = ("import sys, contextlib, io\n"
+            "from tilecosim.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['examples']) == 0\n"
+            "print(' '.join(sorted(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    loaded = set(r.stdout.split())
+    assert "tilecosim.cli.examples" in loaded
+    assert not loaded & {"tilecosim.cli.regress", "tilecosim.cli.tload", "tilecosim.cli.draw",
+                         "tilecosim.flows.regress", "tilecosim.perf.bench", "PIL"}
+    r = run("frobnicate")
+    assert r.returncode == 2 and "invalid choice: 'frobnicate'" in r.stderr
+    assert "store-align" in r.stderr and "demo" in r.stderr
+
+
 def test_demo_runs():
     r = run("demo")
     assert r.returncode == 0, r.stdout[-2000:]

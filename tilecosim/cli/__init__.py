@@ -13,6 +13,7 @@ With ``--json`` the last line of stdout is one JSON object.
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 import warnings
@@ -21,8 +22,6 @@ from tilecosim.cleanup import PENDING, private_tmp, stoppable, stopping
 from tilecosim.model.asm import AsmError, RegisterError
 from tilecosim.version import line
 
-from . import (bench, contract, demo, draw, examples, formal, load_align,
-               load_data_with_transpose, mutation, regress, store_align, tload, verilog)
 from .common import EXIT_OK, EXIT_USAGE, FMT, Parser, UsageError
 
 __all__ = ["main", "build_parser"]
@@ -52,26 +51,48 @@ exit status: 0 done, 1 HDL/golden mismatch (verilog --lint: a warning), 2 usage 
 """
 
 
-#: the subcommand groups, in the order of ``tilecosim --help``
-GROUPS = (tload, load_data_with_transpose, load_align, store_align, regress, contract, draw, bench, verilog,
-          mutation, formal, examples, demo)
+#: every subcommand and the module (``tilecosim.cli.GROUP``) that defines it, in the order of
+#: ``tilecosim --help``; a command imports its own group alone, so that a golden-model
+#: command does not wait for the simulators' imports (tests/cli/test_cli.py holds this table
+#: to the commands the groups define)
+COMMANDS = {"tload": "tload", "asm": "tload", "run": "tload",
+            "load-data-with-transpose": "load_data_with_transpose", "load-align": "load_align",
+            "store-align": "store_align", "regress": "regress", "contract": "contract",
+            "draw": "draw", "bench": "bench", "verilog": "verilog", "mutation": "mutation",
+            "formal": "formal", "examples": "examples", "demo": "demo"}
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict]:
-    """The parser and the command of every subcommand."""
+def _group(name: str):
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def _groups_for(argv: list[str] | None) -> list[str]:
+    """The groups ``argv`` needs: the named command's alone, or all of them when no known
+    command comes first (``--help``, ``--version``, a misspelt command: the top parser
+    then lists every command)."""
+    every = list(dict.fromkeys(COMMANDS.values()))
+    if not argv or argv[0] not in COMMANDS:
+        return every
+    return [COMMANDS[argv[0]]]
+
+
+def build_parser(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, dict]:
+    """The parser and the command of every subcommand ``argv`` may name (all of them when
+    ``argv`` is not given)."""
     top = Parser(prog="tilecosim", description=TOP_HELP, formatter_class=FMT)
     top.add_argument("--version", action="version", version=line(),
                      help="print the version (and the git description of a checkout) and exit")
     sub = top.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     commands = {}
-    for group in GROUPS:
-        commands.update(group.add_parsers(sub))
+    for group in _groups_for(argv):
+        commands.update(_group(group).add_parsers(sub))
     return top, commands
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, commands = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser, commands = build_parser(argv)
     args, extra = parser.parse_known_args(argv)
     if extra:                            # the subcommand's error, pointing to its own help
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -96,7 +117,8 @@ def _run(args, commands) -> int:
     with exit 2 from a regress that stopped part-way and reported what it checked."""
     done = False
     try:
-        code = demo.run_demo(main) if args.cmd == "demo" else commands[args.cmd](args)
+        code = (_group("demo").run_demo(main) if args.cmd == "demo"
+                else commands[args.cmd](args))
         if stopping() and args.cmd != "regress":     # regress reports a stopped run itself
             raise KeyboardInterrupt  # the signal's went astray (cleanup.stoppable): stop now
         done = True
