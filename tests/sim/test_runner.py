@@ -3,6 +3,7 @@ Verilog that Verilator is given; a bench that leaves no result."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from amaranth import Module
@@ -105,3 +106,25 @@ def test_a_bench_that_leaves_no_result_is_a_bench_error_naming_the_log(tmp_path,
     log = Path(str(e.value).split("(log: ")[1].rstrip(")"))
     assert log.parent == tmp_path / "logs" and log.name.startswith("load_align_unit-icarus")
     assert "invalid literal for int()" in log.read_text()
+
+
+class _Converted(Exception):
+    """Raised by the stand-in conversion: the key is all the test needs."""
+
+
+@pytest.mark.parametrize("run", ["simulate_load_align", "store_align_run"])
+def test_a_unit_is_converted_once_whatever_the_size_of_its_ub(run, monkeypatch):
+    """The LoadAlign and StoreAlign units are told the UB size at run time (the ub_size
+    port): benches over UB images of different sizes share one conversion, and a
+    different VL gets its own."""
+    from tilecosim.sim.benches import align
+    keys = []
+
+    def convert(make_dut, top, key=None):
+        keys.append((top, key))
+        raise _Converted
+    monkeypatch.setattr(runner, "to_verilog", convert)
+    for size, vl in ((4096, 256), (1 << 16, 256), (4096, 128)):
+        with pytest.raises(_Converted):
+            getattr(align, run)([], np.zeros(size, np.uint8), vl=vl, backend="icarus")
+    assert keys[0] == keys[1] != keys[2]

@@ -108,7 +108,7 @@ def simulate_load_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     return run_bench(backend, lambda: design.make(lambda: LoadAlignUnit(vl=vl)),
                      "load_align_unit", load_align_setup,
                      (list(cases), ub, vl, seed, p_op, p_ready), vcd=vcd, waves=waves,
-                     timing=timing, key=repr((vl, ub.size)), design=design)
+                     timing=timing, key=repr((vl,)), design=design)
 
 
 def _element_bytes(c: AlignCase) -> int:
@@ -229,7 +229,7 @@ def store_align_run(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
     return run_bench(backend, lambda: design.make(lambda: StoreAlignUnit(vl=vl)),
                      "store_align_unit", store_align_setup,
                      (list(cases), ub, vl, seed, p_op, p_ready), vcd=vcd, waves=waves,
-                     timing=timing, key=repr((vl, ub.size)), design=design)
+                     timing=timing, key=repr((vl,)), design=design)
 
 
 def simulate_store_align(cases, ub: np.ndarray, vl: int = 256, seed: int = 0,
