@@ -8,7 +8,9 @@ STAMP  := $(VENV)/.installed
 JOBS   ?= auto
 # make test runs one pytest worker more than there are CPUs: its tests wait in turn for a
 # simulator build another worker holds the lock of, for a signal's moment or a scheduler's
-# timeout, and the extra worker fills those waits (docs/verification.md, the tiers)
+# timeout, and the extra worker fills those waits (docs/verification.md, the tiers); a worker
+# that runs out of tests takes some of another's (--dist worksteal), so that no core idles
+# while the last worker works through its share
 TEST_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 # setuptools' editable install of a package-dir mapping (model/ -> tilecosim.model) prints a
 # generic banner about same-named folders; the mapping is deliberate and tested
@@ -38,7 +40,7 @@ demo: $(STAMP)
 # slow (at most 10 minutes on 2 cores; it kills every hand-written mutant by itself:
 # tilecosim mutation --tier test); `make check` runs every test, as CI does
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_JOBS) -q -m "not slow"
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist worksteal -q -m "not slow"
 
 check: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q
