@@ -3,24 +3,56 @@
 Importing the command line takes about half a second (numpy, Amaranth); a SIGINT or SIGTERM in
 that time ends the process at once, with one line and exit 130 or 143, since nothing has
 started yet.  :func:`tilecosim.cli.main` then takes over the signals
-(:func:`tilecosim.cleanup.stoppable`).
+(:func:`tilecosim.cleanup.stoppable`).  A signal after the command has finished (its
+output kept) has nothing left to stop: one line says so, and the exit status is the
+command's; the process then ends at its last exit function, before Python's finalization,
+which puts the signals back to their defaults before it frees the modules, and a signal in
+that tenth of a second killed the process without a word (exit -2; make check saw it).
 """
 
+import atexit
 import os
 import signal
 import sys
 
+#: the command's exit status once it has finished (None: not yet)
+_DONE: list[int] = []
 
-def _stopped_while_starting(signum, frame):
-    os.write(2, f"tilecosim: stopped by {signal.Signals(signum).name} while starting; nothing "
-                f"was done\n".encode())
-    os._exit(128 + signum)
+
+def _signalled(signum, frame):
+    name = signal.Signals(signum).name
+    if not _DONE:
+        os.write(2, f"tilecosim: stopped by {name} while starting; nothing was done\n"
+                    .encode())
+        os._exit(128 + signum)
+    if len(_DONE) == 1:                              # once: the command's output is whole
+        os.write(2, f"tilecosim: {name} came after the command finished; its output is "
+                    f"complete\n".encode())
+        _DONE.append(signum)
+
+
+def _end() -> None:
+    """The last exit function (registered first): the exit status is the command's, and
+    Python's finalization after it, with the signals at their defaults, is skipped."""
+    if not _DONE:                                    # main raised: Python reports it
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)   # from here to the exit: held back
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):                # a closed pipe: nothing more to say
+            pass
+    for s in sorted(signal.sigpending() & held):
+        _signalled(s, None)                          # one held back is said all the same
+    os._exit(_DONE[0])
 
 
 def entry() -> int:
+    atexit.register(_end)
     for s in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(s) is not signal.SIG_IGN:   # a background job keeps ignoring it
-            signal.signal(s, _stopped_while_starting)
+            signal.signal(s, _signalled)
     # deferred: the handlers above must be in place before the second of imports below
     from tilecosim.cli import main
     code = main()
@@ -29,6 +61,7 @@ def entry() -> int:
     # ``python -m``, ends the process by SIGINT at exit although main caught it: exit -2 for a
     # SIGTERM.  Running a string again forgets it, and the exit code is main's.
     exec("")
+    _DONE.append(code)
     return code
 
 
