@@ -16,25 +16,28 @@ import signal
 import sys
 
 #: the command's exit status once it has finished (None: not yet)
-_DONE: list[int] = []
+_status: int | None = None
+#: a signal after that has been said (once)
+_late_said = False
 
 
 def _signalled(signum, frame):
+    global _late_said
     name = signal.Signals(signum).name
-    if not _DONE:
+    if _status is None:
         os.write(2, f"tilecosim: stopped by {name} while starting; nothing was done\n"
                     .encode())
         os._exit(128 + signum)
-    if len(_DONE) == 1:                              # once: the command's output is whole
+    if not _late_said:                               # once: the command's output is whole
         os.write(2, f"tilecosim: {name} came after the command finished; its output is "
                     f"complete\n".encode())
-        _DONE.append(signum)
+        _late_said = True
 
 
 def _end() -> None:
     """The last exit function (registered first): the exit status is the command's, and
     Python's finalization after it, with the signals at their defaults, is skipped."""
-    if not _DONE:                                    # main raised: Python reports it
+    if _status is None:                              # main raised: Python reports it
         return
     held = {signal.SIGINT, signal.SIGTERM}
     signal.pthread_sigmask(signal.SIG_BLOCK, held)   # from here to the exit: held back
@@ -45,10 +48,11 @@ def _end() -> None:
             pass
     for s in sorted(signal.sigpending() & held):
         _signalled(s, None)                          # one held back is said all the same
-    os._exit(_DONE[0])
+    os._exit(_status)
 
 
 def entry() -> int:
+    global _status
     atexit.register(_end)
     for s in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(s) is not signal.SIG_IGN:   # a background job keeps ignoring it
@@ -61,7 +65,7 @@ def entry() -> int:
     # ``python -m``, ends the process by SIGINT at exit although main caught it: exit -2 for a
     # SIGTERM.  Running a string again forgets it, and the exit code is main's.
     exec("")
-    _DONE.append(code)
+    _status = code
     return code
 
 
