@@ -47,15 +47,21 @@ class Buffer:
               what: str = "address", access: str = "reads") -> None:
         """Raise Alignment / OutOfBounds for an access of ``nbytes`` at ``addr``."""
         fld = f"{self.name} {what}"
-        if align > 1 and addr % align:
-            raise Alignment(fld, _hex(addr), f"must be {align} B aligned"
-                            + (f" ({rule})" if rule else ""))
+        self.check_alignment(addr, align, rule, what)
         if addr < 0:
             raise OutOfBounds(fld, addr, f"{access} below the start of {self.name}"
                               + (f" ({rule})" if rule else ""))
         if addr + nbytes > self.size:
             raise OutOfBounds(fld, _hex(addr), f"{access} {nbytes} B, past the end of "
                               f"{self.name} ({self.size} B)" + (f" ({rule})" if rule else ""))
+
+    def check_alignment(self, addr: int, align: int, rule: str = "",
+                        what: str = "address") -> None:
+        """Raise Alignment when ``addr`` is not a multiple of ``align`` (no bound: an
+        address that is not accessed is checked for alignment alone)."""
+        if align > 1 and addr % align:
+            raise Alignment(f"{self.name} {what}", _hex(addr), f"must be {align} B aligned"
+                            + (f" ({rule})" if rule else ""))
 
     def read(self, addr: int, nbytes: int, align: int = 1, rule: str = "") -> np.ndarray:
         self.check(addr, nbytes, align, rule)
