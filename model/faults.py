@@ -15,7 +15,7 @@ import enum
 __all__ = [
     "FaultKind", "Fault", "IllegalInstruction", "IllegalParameter",
     "TileAllocation", "TileReleased", "Alignment", "OutOfBounds",
-    "ParameterRange", "FAULT_TABLE", "fault_class",
+    "ParameterRange", "FAULT_TABLE", "fault_class", "fault_label",
 ]
 
 
@@ -123,3 +123,13 @@ def fault_class(kind: FaultKind | int | str) -> type[Fault]:
     if isinstance(kind, str):
         kind = FaultKind[kind]
     return _CLASSES[FaultKind(kind)]
+
+
+def fault_label(code) -> str:
+    """A fault code as messages write it: ``OutOfBounds (6)``, ``NONE (0)`` for no fault,
+    ``code 12 (no fault has it)`` for a code outside the table."""
+    code = int(code or 0)
+    try:
+        return f"{FaultKind(code).name} ({code})"
+    except ValueError:
+        return f"code {code} (no fault has it)"

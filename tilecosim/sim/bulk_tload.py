@@ -41,7 +41,7 @@ from amaranth.lib.wiring import In, Out
 from tilecosim.hdl.common import FaultCode
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.types import TLoadInstr
-from tilecosim.model.faults import Fault
+from tilecosim.model.faults import Fault, fault_label
 from tilecosim.model.tload import LCFR, TLoadParams, plan
 from tilecosim.sim.api import memory_words, pack
 from tilecosim.sim.benches.tload import JUNK, SimResult, compare, instr_payload, min_cycles
@@ -253,7 +253,8 @@ def compare_bulk(params, mem, res: BulkResult, profile="finite",
     except Fault as f:
         code = f.code
     if res.fault != code:
-        problems.append(f"fault code {res.fault} from the engine, {code} from the model")
+        problems.append(f"fault {fault_label(res.fault)} from the design, "
+                        f"{fault_label(code)} from the model")
     if code:
         if res.written is not None and res.written.any():
             problems.append("a faulting instruction wrote the tiles")

@@ -14,7 +14,7 @@ from tilecosim.hdl.align.common import Addressing, AlignOp, LoadDist, StoreDist
 from tilecosim.hdl.align.load import LoadAlignResult, LoadAlignUnit
 from tilecosim.hdl.align.store import StoreAlignOp, StoreAlignResult as res_layout, StoreAlignUnit
 from tilecosim.model.buffers import Buffer
-from tilecosim.model.faults import Fault
+from tilecosim.model.faults import Fault, fault_label
 from tilecosim.model.load_align import (WIDTHS, Addressing as MAddr, LoadDist as MLoadDist,
                                         StoreDist as MStoreDist, load_align, store_align,
                                         store_align_geometry)
@@ -132,11 +132,12 @@ def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -
             want = load_align(buf, c.addr, c.dist, c.t, c.how, vl, c.reg_trait)
         except Fault as f:
             if got[3] != f.code:
-                problems.append(f"op {i} {c}: fault {got[3]} from the unit, {f.code} ({f}) "
-                                f"from the model")
+                problems.append(f"op {i} {c}: fault {fault_label(got[3])} from the design, "
+                                f"{fault_label(f.code)} from the model ({f})")
             continue
         if got[3]:
-            problems.append(f"op {i} {c}: fault {got[3]} from the unit, none from the model")
+            problems.append(f"op {i} {c}: fault {fault_label(got[3])} from the design, "
+                            f"NONE (0) from the model")
             continue
         w = _element_bytes(c)
         for k, reg in enumerate(want.dst):
@@ -297,14 +298,15 @@ def compare_store_align(cases, ub: np.ndarray, final: np.ndarray, results, timed
             nxt = store_align(buf, c.addr, regs, c.dist, c.t, mask, c.how, vl, c.reg_trait)
         except Fault as f:
             if got[1] != f.code:
-                problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault {got[1]} from the "
-                                f"unit, {f.code} ({f}) from the model")
+                problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault "
+                                f"{fault_label(got[1])} from the design, "
+                                f"{fault_label(f.code)} from the model ({f})")
             continue
         ea, n, _ = store_footprint(c, vl)
         owner[ea:ea + n] = i
         if got[1]:
-            problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault {got[1]} from the unit, "
-                            f"none from the model")
+            problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: fault "
+                            f"{fault_label(got[1])} from the design, NONE (0) from the model")
         elif c.how.kind == "post_update" and got[0] != nxt:
             problems.append(f"op {i} {c.dist} {c.t} @{c.addr:#x}: next_addr {got[0]:#x}, "
                             f"model {nxt:#x}")

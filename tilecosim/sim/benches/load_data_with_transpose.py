@@ -12,7 +12,7 @@ from amaranth.lib import data
 
 from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
 from tilecosim.model.buffers import Buffer
-from tilecosim.model.faults import Fault
+from tilecosim.model.faults import Fault, fault_label
 from tilecosim.model.load_data import LDT_DTYPES, load_data_with_transpose, plan_ldt
 from tilecosim.sim.api import pack, stretched, unpack, watchdog
 from tilecosim.sim.design import BUILTIN, Design
@@ -180,7 +180,8 @@ def compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, res: L1L0Result,
             code = f.code
         got = res.faults[k] if k < len(res.faults) else None
         if got != code:
-            problems.append(f"call {k}: fault {got} from the engine, {code} from the model")
+            problems.append(f"call {k}: fault {fault_label(got)} from the design, "
+                            f"{fault_label(code)} from the model")
     diff = np.nonzero(want.data != res.l0)[0]
     if diff.size:
         b = int(diff[0])
