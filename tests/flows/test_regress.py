@@ -189,7 +189,7 @@ def test_a_harness_batch_that_fails_is_narrowed_to_its_scenario_in_one_more_star
 
 
 def test_the_report_explains_its_columns_and_keeps_the_whole_uncovered_list(tmp_path):
-    """3 LoadAligns leave most of the 115 bins uncovered: the line under the table names
+    """3 LoadAligns leave most of the 125 bins uncovered: the line under the table names
     the file with all of them; the bins column is explained; a worker ran 1 job."""
     r = run("regress", "--ops", "load-align", "--count", "3", "--seed", "1", "--jobs", "1",
             "--out", str(tmp_path), "--json")

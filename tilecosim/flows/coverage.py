@@ -6,10 +6,13 @@ count only scenarios the golden model accepts (a faulting operation moves no dat
 bins count faulting ones.  The fault kinds are those each single operation can raise
 (TileAllocation and TileReleased belong to the tile register file, not to an engine).
 
-The bins of today's operations: TLOAD 149 (:mod:`tilecosim.ops.tload`),
-LoadDataWithTranspose 76 (:mod:`tilecosim.ops.load_data_with_transpose`), LoadAlign 115
-(:mod:`tilecosim.ops.load_align`), and the programs of the tile system 29
-(:mod:`tilecosim.ops.program`, where TileAllocation and TileReleased are reached).
+The bins of today's operations: TLOAD 164 (:mod:`tilecosim.ops.tload`),
+LoadDataWithTranspose 106 (:mod:`tilecosim.ops.load_data_with_transpose`), LoadAlign 125
+(:mod:`tilecosim.ops.load_align`), StoreAlign 104 (:mod:`tilecosim.ops.store_align`), and
+the programs of the tile system 48 (:mod:`tilecosim.ops.program`, where TileAllocation and
+TileReleased are reached).  Among them the edge bins (D17, ``Operation.edges``): each
+bound met and passed by the smallest step, each range field at its limits, each pair of
+rules that can meet; regress draws them first.
 """
 
 from tilecosim import ops

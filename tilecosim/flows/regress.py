@@ -67,11 +67,14 @@ def draw_scenarios(op: str, count: int, seed: int, design: Design = BUILTIN) -> 
     # the bins aimed at once everything is hit: faults, and operands over their whole
     # encodings (``:far``)
     faults = [b for b in hits if ".fault:" in b or b.endswith(":far")]
+    # the edges first, in their order (D17): every run hits them, at any count past theirs
+    edges = [b for b in operation.edges() if b in hits]
     empty = True
     for k in range(count):
         if empty:                            # hits only grow: once all are hit, they stay
             empty = [b for b, n in hits.items() if n == 0]
-        hint = rng.choice(empty) if empty else None
+        edge = next((b for b in edges if hits[b] == 0), None)
+        hint = edge or (rng.choice(empty) if empty else None)
         want_fault = None
         if hint is None:                     # everything hit: one draw in eight aims at a
             want_fault = rng.random() < 0.125 and bool(faults)    # fault or far bin (none

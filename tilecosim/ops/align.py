@@ -7,6 +7,8 @@ bins."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 import shlex
 
@@ -35,6 +37,28 @@ def random_addressing(rng: random.Random, kind: str | None = None) -> Addressing
 def random_address(rng: random.Random) -> int:
     """A UB address, aligned or not, within the first 2 KB."""
     return rng.randint(0, 60) * rng.choice([1, 2, 4, 16, 32])
+
+
+#: the edge bins (D17) of both operations, after their prefix, in the order regress draws
+#: them: value -> what it holds
+EDGES = {
+    "edge:ub/end": "the access ends at the last byte of UB (legal)",
+    "fault:ub/past": "the access ends past UB by the mode's alignment: one element for a "
+                     "mode aligned to its element (OutOfBounds)",
+    "fault:ub/past-byte": "a mode aligned to one byte whose access ends one byte past UB "
+                          "(OutOfBounds)",
+    "fault:ub/start-at-end": "the access starts at UB's size (OutOfBounds)",
+    "edge:ub/start": "AddrReg with a negative offset reaches UB address 0 (legal)",
+    "fault:ub/below": "AddrReg with a negative offset reaches below UB address 0 "
+                      "(OutOfBounds)",
+    "fault:code/dist": "a dist code no mode has (IllegalParameter)",
+    "fault:order/IllegalParameter>Alignment": "a mode b64 does not have and an address "
+                                              "not aligned: IllegalParameter wins",
+    "fault:order/IllegalParameter>OutOfBounds": "a mode b64 does not have and an access "
+                                                "past UB: IllegalParameter wins",
+    "fault:order/Alignment>OutOfBounds": "an address not aligned and an access past UB: "
+                                         "Alignment wins",
+}
 
 
 def is_far(case) -> bool:
@@ -77,6 +101,9 @@ class AlignOperation(Operation):
         point = point.removeprefix(f"{self.short}.")
         if point == "fault":
             return {"faults": {True}}
+        if point == "edge":
+            return {"faults": {False}, **({"addressing": {"addr_reg"}}
+                                          if value == "ub/start" else {})}
         if point == "operands":
             return {}
         if point == "trait":
@@ -87,13 +114,89 @@ class AlignOperation(Operation):
         out.update({"dtypes": {x}} if point == "mode" else {"addressing": {x}})
         return out
 
+    def geometry(self, case) -> tuple[int, int]:
+        """(bytes accessed, alignment) of the mode of ``case`` (a known mode)."""
+        raise NotImplementedError
+
+    def edges(self) -> list[str]:
+        return [f"{self.short}.{e}" for e in EDGES]
+
+    def edge_hits(self, case, fault) -> list[str]:
+        """The edge bins ``case`` hits, judged from its fields and the model's ``fault``."""
+        if isinstance(case.dist, int):
+            return [f"{self.short}.fault:code/dist"] if fault is not None else []
+        nbytes, align = self.geometry(case)
+        how = case.how
+        ea = case.addr + how.value * WIDTHS[case.t] if how.kind == "addr_reg" else case.addr
+        end = ea + nbytes * case.reg_trait
+        kind = FaultKind(fault.code).name if fault is not None else None
+        out = []
+        if kind is None:
+            out += ["edge:ub/end"] if end == UB_SIZE else []
+            out += ["edge:ub/start"] if ea == 0 and how.kind == "addr_reg" and how.value < 0 \
+                else []
+        elif kind == "OutOfBounds":
+            out += ["fault:ub/past"] if end == UB_SIZE + align else []
+            out += ["fault:ub/past-byte"] if end == UB_SIZE + 1 else []
+            out += ["fault:ub/start-at-end"] if ea == UB_SIZE else []
+            out += ["fault:ub/below"] if -math.lcm(align, WIDTHS[case.t]) <= ea < 0 else []
+        elif kind == "IllegalParameter" and fault.field in ("dist", "T", "t", "dtype"):
+            out += ["fault:order/IllegalParameter>Alignment"] if ea % align else []
+            out += ["fault:order/IllegalParameter>OutOfBounds"] if end > UB_SIZE else []
+        elif kind == "Alignment" and end > UB_SIZE and ea % align:
+            out.append("fault:order/Alignment>OutOfBounds")
+        return [f"{self.short}.{e}" for e in out]
+
+    def draw_edge(self, rng: random.Random, hint: str):
+        """A case aimed at the edge bin ``hint``: a legal one (or, for the pairs led by
+        IllegalParameter, one of a mode b64 does not have) drawn, then moved onto the
+        edge."""
+        what = hint.partition(".")[2]
+        s = self.short
+        if what == "fault:code/dist":
+            while True:
+                c, fault, hit = self.draw(rng, f"{s}.fault:IllegalParameter")
+                if isinstance(c.dist, int):
+                    return c, fault, hit
+        lead = f"{s}.fault:IllegalParameter" if "IllegalParameter>" in what else None
+        while True:
+            c, fault, _ = self.draw(rng, lead)
+            if c.reg_trait == 1 and not isinstance(c.dist, int) and \
+                    (fault is None) == (lead is None) and \
+                    (what != "fault:ub/past-byte" or self.geometry(c)[1] == 1):
+                break
+        nbytes, align = self.geometry(c)
+        size = WIDTHS[c.t]
+        plain = type(c.how)()
+        step = math.lcm(align, size)            # an AddrReg base and offset both aligned
+        if what == "edge:ub/end":
+            c = dataclasses.replace(c, addr=UB_SIZE - nbytes,
+                                    how=plain if c.how.kind == "addr_reg" else c.how)
+        elif what in ("fault:ub/past", "fault:ub/past-byte"):
+            c = dataclasses.replace(c, addr=UB_SIZE - nbytes + align, how=plain)
+        elif what == "fault:ub/start-at-end":
+            c = dataclasses.replace(c, addr=UB_SIZE, how=plain)
+        elif what in ("edge:ub/start", "fault:ub/below"):
+            base = step * rng.randint(1, 8)
+            below = step if what == "fault:ub/below" else 0
+            c = dataclasses.replace(c, addr=base,
+                                    how=type(c.how)("addr_reg", -(base + below) // size))
+        elif what == "fault:order/IllegalParameter>Alignment":
+            c = dataclasses.replace(c, addr=c.addr + 1, how=plain)
+        elif what == "fault:order/IllegalParameter>OutOfBounds":
+            c = dataclasses.replace(c, addr=UB_SIZE, how=plain)
+        elif what == "fault:order/Alignment>OutOfBounds":
+            c = dataclasses.replace(c, addr=UB_SIZE - nbytes + align + 1, how=plain)
+        fault = self.model_fault(c)
+        return c, fault, self.hits(c, fault)
+
     def bins(self) -> list[str]:
         s, out = self.short, []
         for d in self.modes:
             out += [f"{s}.mode:{d.name}/{t}" for t in WIDTHS if self.legal(d, t)]
             out += [f"{s}.addressing:{d.name}/{a}" for a in ADDRESSING]
         out += [f"{s}.trait:b32", f"{s}.trait:b64"] + self.more_bins()
-        return out + [f"{s}.fault:{k}" for k in FAULTS] + [f"{s}.operands:far"]
+        return out + [f"{s}.fault:{k}" for k in FAULTS] + [f"{s}.operands:far"] + self.edges()
 
     def more_bins(self) -> list[str]:
         """The operation's own bins, listed after the RegTraitNumTwo ones."""
@@ -103,12 +206,13 @@ class AlignOperation(Operation):
         """The bins ``case`` (with the model's ``fault``) hits."""
         s = self.short
         far = [f"{s}.operands:far"] if is_far(case) else []
+        edges = self.edge_hits(case, fault)
         if fault is not None:
-            return [f"{s}.fault:{FaultKind(fault.code).name}"] + far
+            return [f"{s}.fault:{FaultKind(fault.code).name}"] + far + edges
         out = [f"{s}.mode:{case.dist}/{case.t}", f"{s}.addressing:{case.dist}/{case.how.kind}"]
         if case.reg_trait == 2:
             out.append(f"{s}.trait:{case.t}")
-        return out + self.more_hits(case) + far
+        return out + self.more_hits(case) + far + edges
 
     def more_hits(self, case) -> list[str]:
         """The operation's own bins a legal ``case`` hits."""

@@ -177,6 +177,12 @@ class Operation:
         """Every functional-coverage bin, ``<short>.<point>:<value>``, in a stable order."""
         raise NotImplementedError
 
+    def edges(self) -> list[str]:
+        """The edge bins among :meth:`bins` (D17: each bound met and exceeded by one
+        element, each range field at its limits, each pair of rules that can meet, codes no
+        mode has), in the order ``regress`` draws them: first, before any other bin."""
+        return []
+
     def draw(self, rng: random.Random, hint: str | None):
         """One scenario aimed at the bin ``hint`` (None: any): (item, model fault or None,
         the bins it hits)."""

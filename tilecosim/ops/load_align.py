@@ -1,7 +1,7 @@
 """LoadAlign (seed 003): UB -> vector registers in one of the 18 distribution modes, on the
 LoadAlign unit.  Its documented short form is ``la`` (coverage bins).
 
-Coverage bins (115)
+Coverage bins (125, with the 10 edge bins of :data:`tilecosim.ops.align.EDGES`)
   ``la.mode:DIST/T``               -- every legal distribution mode x data type
   ``la.addressing:DIST/A``         -- mode x plain, post_update, addr_reg
   ``la.trait:T``                   -- RegTraitNumTwo with b32 and b64
@@ -21,7 +21,7 @@ import numpy as np
 from tilecosim.hdl.align.load import LoadAlignUnit
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
-from tilecosim.model.load_align import WIDTHS, LoadDist, load_align
+from tilecosim.model.load_align import WIDTHS, LoadDist, load_align, load_align_geometry
 from tilecosim.sim.batch_align import run_load_align_batches
 from tilecosim.sim.benches.align import AlignCase, compare_load_align, simulate_load_align
 
@@ -91,7 +91,12 @@ The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector regi
     def model_fault(self, case) -> Fault | None:
         return model_fault(case)
 
+    def geometry(self, case) -> tuple[int, int]:
+        return load_align_geometry(LoadDist[case.dist], VL)
+
     def draw(self, rng: random.Random, hint: str | None):
+        if hint in self.edges():
+            return self.draw_edge(rng, hint)
         point, _, value = (hint or "").partition(":")
         point = point.removeprefix("la.")
         kind = value if point == "fault" else None

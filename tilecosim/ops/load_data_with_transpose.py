@@ -1,7 +1,7 @@
 """LoadDataWithTranspose (seed 001): L1 -> L0A/L0B with a square-block transpose, on the
 L1 -> L0 engine.  Its documented short form is ``ldt`` (coverage bins, file names).
 
-Coverage bins (76)
+Coverage bins (106, with the 30 edge bins below)
   ``ldt.form:DTYPE/V/ADDRMODE``    -- data type x V1/V2 (int4b has no V2) x addr_mode 0/1
   ``ldt.gaps:DTYPE/G``             -- dst_gap, dst_frac_gap, src_frac_gap all zero, or not
   ``ldt.repeat:DTYPE/R``           -- repeat_times 0 (V1), 1, many
@@ -9,6 +9,13 @@ Coverage bins (76)
   ``ldt.fault:overlap``            -- IllegalParameter for destination fractals that overlap
   ``ldt.fault:far``                -- a faulting call with operands drawn over their 32-bit
                                       encodings (the engine's checks at full width)
+
+Edge bins (D17; drawn first, :data:`EDGES`): L1's and L0's ends met and passed by the
+smallest step the alignment allows, addrMode down to L1's start and below it, repeatTimes 0
+with its destination at and past L0's end, every 16-bit field at 65535, with its top bit
+set alone (past a buffer) and at 65536, and the pairs of rules that can meet.
+``ldt.edge:`` bins are legal calls, ``ldt.fault:`` ones faulting calls, each judged from the
+call itself (:func:`edge_bins`).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from tilecosim.hdl.l1l0.engine import L1L0Engine
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.faults import Fault, FaultKind
-from tilecosim.model.load_data import (LDT_DTYPES, SQUARES, V2_DTYPES,
+from tilecosim.model.load_data import (FRACTAL, LDT_DTYPES, SQUARES, V2_DTYPES,
                                        LoadData2dTransposeParams as V1,
                                        LoadData2dTransposeParamsV2 as V2, plan_ldt)
 from tilecosim.sim.batch_l1l0 import run_l1l0_batches
@@ -42,6 +49,108 @@ FAULTS = ("IllegalParameter", "Alignment", "OutOfBounds", "ParameterRange")
 
 
 FIELDS = ("repeat_times", "start_index", "src_stride", "dst_gap", "dst_frac_gap")
+
+
+#: the 16-bit fields (seed 001), under the seed's names
+RANGE_FIELDS = {"start_index": "startIndex", "src_stride": "srcStride", "dst_gap": "dstGap",
+                "dst_frac_gap": "dstFracGap", "src_frac_gap": "srcFracGap"}
+TOP = 1 << 15                   # a 16-bit field's top bit
+
+#: the edge bins (D17), in the order regress draws them: bin -> what it holds
+EDGES = {
+    "ldt.edge:l1/end": "the last source fractal ends at the end of L1 (legal)",
+    "ldt.fault:l1/past": "the last source fractal ends 32 B past L1 (OutOfBounds)",
+    "ldt.edge:l1/start": "addrMode descends to L1 address 0 (legal)",
+    "ldt.fault:l1/below": "addrMode descends below L1 address 0 (OutOfBounds)",
+    "ldt.edge:l0/end": "the last destination fractal ends at the end of L0 (legal)",
+    "ldt.fault:l0/past": "the last destination fractal ends 512 B past L0 (OutOfBounds)",
+    "ldt.edge:l0/repeat0-at-end": "repeatTimes 0 and dst = L0's size (legal: no access)",
+    "ldt.edge:l0/repeat0-past": "repeatTimes 0 and dst past L0 (legal: a no-op accesses "
+                                "nothing, so no bound is checked)",
+    **{f"ldt.edge:range/{n}/max": f"{n} = 65535, legal" for n in
+       ("srcStride", "dstGap", "dstFracGap", "srcFracGap")},
+    "ldt.fault:range/startIndex/max": "startIndex = 65535 (OutOfBounds)",
+    **{f"ldt.fault:range/{n}/top": f"{n} = 32768 + 0..3, past a buffer (OutOfBounds)"
+       for n in RANGE_FIELDS.values()},
+    **{f"ldt.fault:range/{n}/past": f"{n} = 65536 (ParameterRange)"
+       for n in RANGE_FIELDS.values()},
+    "ldt.fault:range/repeatTimes/max": "repeatTimes = 255 (OutOfBounds)",
+    "ldt.fault:range/repeatTimes/past": "repeatTimes = 256 (ParameterRange)",
+    "ldt.fault:range/repeatTimes/V2-zero": "V2 with repeatTimes 0 (ParameterRange)",
+    "ldt.fault:order/ParameterRange>IllegalParameter": "repeatTimes 256 and int4b to L0A",
+    "ldt.fault:order/IllegalParameter>Alignment": "int4b to L0A and src not 32 B aligned",
+    "ldt.fault:order/Alignment>OutOfBounds": "dst not 512 B aligned and past L0",
+    "ldt.fault:order/overlap>OutOfBounds": "fractals that overlap and a read past L1",
+}
+
+
+def footprint(c: LdtCall):
+    """(lowest source byte, one past the highest source byte, one past the highest
+    destination byte) of ``c`` by D10's formulas, no rule checked; None for repeatTimes 0
+    or a data type with no square."""
+    p = c.params
+    if p.repeat_times <= 0 or p.dtype not in LDT_DTYPES:
+        return None
+    sq = SQUARES[LDT_DTYPES[p.dtype]]
+    sign = -1 if p.addr_mode else 1
+    first, last = p.start_index, p.start_index + sign * (p.repeat_times - 1) * p.src_stride
+    lo_sq, hi_sq = min(first, last), max(first, last)
+    if p.version == 1:
+        lo, hi = c.src + lo_sq * sq.bytes, c.src + hi_sq * sq.bytes + sq.bytes
+    else:
+        lo = c.src + lo_sq * FRACTAL
+        hi = c.src + (hi_sq + (sq.nfrac - 1) * (1 + p.src_frac_gap)) * FRACTAL + FRACTAL
+    dst_hi = c.dst + ((p.dst_gap + 1) * (p.repeat_times - 1)
+                      + (p.dst_frac_gap + 1) * (sq.nfrac - 1)) * FRACTAL + FRACTAL
+    return lo, hi, dst_hi
+
+
+def edge_bins(c: LdtCall, fault: Fault | None) -> list[str]:
+    """The edge bins (:data:`EDGES`) ``c`` hits, judged from its fields and the model's
+    ``fault`` (its kind and the field it names)."""
+    p, out = c.params, []
+    fp = footprint(c)
+    kind = FaultKind(fault.code).name if fault is not None else None
+    if kind is None:
+        if fp is not None:
+            out += ["ldt.edge:l1/end"] if fp[1] == L1_SIZE else []
+            out += ["ldt.edge:l1/start"] if fp[0] == 0 and p.addr_mode and \
+                p.repeat_times > 1 and p.src_stride else []
+            out += ["ldt.edge:l0/end"] if fp[2] == L0_SIZE else []
+        out += ["ldt.edge:l0/repeat0-at-end"] if p.repeat_times == 0 and c.dst == L0_SIZE \
+            else []
+        out += ["ldt.edge:l0/repeat0-past"] if p.repeat_times == 0 and c.dst > L0_SIZE \
+            else []
+        out += [f"ldt.edge:range/{n}/max" for f, n in RANGE_FIELDS.items()
+                if getattr(p, f, 0) == 65535]
+        return out
+    field = fault.field
+    if kind == "OutOfBounds":
+        if fp is not None:
+            out += ["ldt.fault:l1/past"] if fp[1] == L1_SIZE + 32 else []
+            out += ["ldt.fault:l1/below"] if fp[0] < 0 else []
+            out += ["ldt.fault:l0/past"] if fp[2] == L0_SIZE + FRACTAL else []
+        out += ["ldt.fault:range/startIndex/max"] if p.start_index == 65535 else []
+        out += [f"ldt.fault:range/{n}/top" for f, n in RANGE_FIELDS.items()
+                if TOP <= getattr(p, f, 0) < TOP + 4]
+        out += ["ldt.fault:range/repeatTimes/max"] if p.repeat_times == 255 else []
+    if kind == "ParameterRange":
+        out += [f"ldt.fault:range/{n}/past" for f, n in RANGE_FIELDS.items()
+                if field == n and getattr(p, f) == 65536]
+        out += ["ldt.fault:range/repeatTimes/past"] if field == "repeatTimes" and \
+            p.repeat_times == 256 else []
+        out += ["ldt.fault:range/repeatTimes/V2-zero"] if field == "repeatTimes" and \
+            p.version == 2 and p.repeat_times == 0 else []
+        out += ["ldt.fault:order/ParameterRange>IllegalParameter"] if \
+            p.dtype == "int4b" and c.dst_name == "L0A" else []
+    if kind == "IllegalParameter" and field in ("dtype", "dst") and c.src % 32:
+        out.append("ldt.fault:order/IllegalParameter>Alignment")
+    if kind == "Alignment" and c.dst % FRACTAL and c.dst > L0_SIZE:
+        out.append("ldt.fault:order/Alignment>OutOfBounds")
+    if kind == "IllegalParameter" and "overlap" in str(fault) and fp is not None and \
+            fp[1] > L1_SIZE:
+        out.append("ldt.fault:order/overlap>OutOfBounds")
+    return out
 
 
 def is_far(c: LdtCall) -> bool:
@@ -65,16 +174,17 @@ def far_operands(rng: random.Random, c: LdtCall) -> LdtCall:
 
 
 def ldt_bins(p, fault: Fault | None, c: LdtCall | None = None) -> list[str]:
+    edges = edge_bins(c, fault) if c is not None else []
     if fault is not None:
         return ([f"ldt.fault:{FaultKind(fault.code).name}"]
                 + (["ldt.fault:overlap"] if "overlap" in str(fault) else [])
-                + (["ldt.fault:far"] if c is not None and is_far(c) else []))
+                + (["ldt.fault:far"] if c is not None and is_far(c) else []) + edges)
     v2 = p.version == 2
     gaps = p.dst_gap or p.dst_frac_gap or (p.src_frac_gap if v2 else 0)
     r = p.repeat_times
     return [f"ldt.form:{p.dtype}/{'V2' if v2 else 'V1'}/{int(bool(p.addr_mode))}",
             f"ldt.gaps:{p.dtype}/{'nonzero' if gaps else 'zero'}",
-            f"ldt.repeat:{p.dtype}/{'0' if r == 0 else '1' if r == 1 else 'many'}"]
+            f"ldt.repeat:{p.dtype}/{'0' if r == 0 else '1' if r == 1 else 'many'}"] + edges
 
 
 def random_ldt_call(rng: random.Random, dtype: str) -> LdtCall:
@@ -160,6 +270,13 @@ The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
 
     def bin_traits(self, bin_: str) -> dict:
         point, _, value = bin_.partition(":")
+        if bin_ in EDGES:
+            out = {"faults": {point == "ldt.fault"}}
+            if "srcFracGap" in value or "V2" in value:
+                out["versions"] = {2}
+            if "IllegalParameter" in value:
+                out["dtypes"] = {"int4b"}
+            return out
         if point == "ldt.fault":
             return {"faults": {True}}
         parts = value.split("/")
@@ -175,9 +292,86 @@ The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
             out += [f"ldt.form:{dt}/{v}/{a}" for v in versions for a in (0, 1)]
             out += [f"ldt.gaps:{dt}/{g}" for g in ("zero", "nonzero")]
             out += [f"ldt.repeat:{dt}/{r}" for r in ("0", "1", "many")]
-        return out + [f"ldt.fault:{k}" for k in FAULTS] + ["ldt.fault:overlap", "ldt.fault:far"]
+        return out + [f"ldt.fault:{k}" for k in FAULTS] + ["ldt.fault:overlap",
+                                                           "ldt.fault:far"] + self.edges()
+
+    def edges(self) -> list[str]:
+        return list(EDGES)
+
+    def _draw_edge(self, rng: random.Random, hint: str):
+        """A call aimed at the edge bin ``hint`` (:data:`EDGES`): a small legal one drawn,
+        then moved onto the edge."""
+        what = hint.partition(":")[2]
+        field = {n: f for f, n in RANGE_FIELDS.items()}.get(what.split("/")[1]) \
+            if what.startswith("range/") else None
+        multi = [d for d, e in LDT_DTYPES.items() if SQUARES[e].nfrac > 1]
+        single = [d for d, e in LDT_DTYPES.items() if SQUARES[e].nfrac == 1]
+        v2 = "srcFracGap" in what or what.endswith("V2-zero") or \
+            (what.startswith(("l1/", "l0/end", "l0/past")) and rng.random() < 0.3)
+        dtype = rng.choice(list(LDT_DTYPES))
+        if what.endswith("/max") and field in ("dst_frac_gap", "src_frac_gap"):
+            dtype = rng.choice(single)          # one fractal a square: the gap is not used
+        elif what.endswith("/top") and field in ("dst_frac_gap", "src_frac_gap"):
+            dtype = rng.choice(multi)
+        elif what.startswith("order/ParameterRange") or what.startswith("order/IllegalP"):
+            dtype = "int4b"
+        if v2 and dtype == "int4b":
+            dtype = rng.choice([d for d in V2_DTYPES if d in multi or not
+                                what.endswith("/top")])
+        nfrac = SQUARES[LDT_DTYPES[dtype]].nfrac
+        frac_gap = rng.randint(0, 2)            # iterations apart enough not to overlap
+        kw = dict(repeat_times=rng.randint(1, 3), start_index=rng.randint(0, 3),
+                  src_stride=rng.randint(0, 2), dst_frac_gap=frac_gap,
+                  dst_gap=(frac_gap + 1) * nfrac - 1 + rng.randint(0, 2), addr_mode=False)
+        if v2:
+            kw["src_frac_gap"] = rng.randint(0, 2)
+        if what.startswith("l1/st") or what == "l1/below":
+            kw.update(addr_mode=True, repeat_times=rng.randint(2, 4),
+                      src_stride=rng.randint(1, 3))
+            kw["start_index"] = (kw["repeat_times"] - 1) * kw["src_stride"] - \
+                (what == "l1/below")
+        if field is not None:
+            value = {"max": 65535, "top": TOP + rng.randint(0, 3), "past": 65536}[
+                what.split("/")[2]]
+            kw[field] = value
+            if field in ("src_stride", "dst_gap"):
+                kw["repeat_times"] = 1 if what.endswith("/max") else rng.randint(2, 3)
+        elif what.startswith("range/repeatTimes"):
+            kw["repeat_times"] = {"max": 255, "past": 256, "V2-zero": 0}[what.split("/")[2]]
+        elif what.startswith("l0/repeat0") or what == "order/Alignment>OutOfBounds":
+            kw["repeat_times"] = 0 if what.startswith("l0/") else kw["repeat_times"]
+        elif what == "order/ParameterRange>IllegalParameter":
+            kw["repeat_times"] = 256
+        elif what == "order/overlap>OutOfBounds":
+            dtype = rng.choice(multi)
+            kw.update(repeat_times=rng.randint(2, 4), dst_gap=0, dst_frac_gap=0)
+        p = V2(dtype, **kw) if v2 else V1(dtype, **kw)
+        dst_name = "L0A" if dtype == "int4b" and what.startswith("order/") else "L0B"
+        c = LdtCall(p, dst_name, rng.randint(0, 3) * 512, rng.randint(0, 8) * 32)
+        fp = footprint(c)
+        if what in ("l1/end", "l1/past"):
+            c = dataclasses.replace(c, src=c.src + L1_SIZE - fp[1] + 32 * (what == "l1/past"))
+        elif what.startswith("l1/st") or what == "l1/below":
+            c = dataclasses.replace(c, src=0)
+        elif what in ("l0/end", "l0/past"):
+            c = dataclasses.replace(c, dst=c.dst + L0_SIZE - fp[2]
+                                    + FRACTAL * (what == "l0/past"))
+        elif what == "l0/repeat0-at-end":
+            c = dataclasses.replace(c, dst=L0_SIZE)
+        elif what == "l0/repeat0-past":
+            c = dataclasses.replace(c, dst=L0_SIZE + FRACTAL * rng.randint(1, 4))
+        elif what == "order/IllegalParameter>Alignment":
+            c = dataclasses.replace(c, src=c.src + rng.choice([1, 2, 16]))
+        elif what == "order/Alignment>OutOfBounds":
+            c = dataclasses.replace(c, dst=L0_SIZE + FRACTAL * rng.randint(0, 3) + 32)
+        elif what == "order/overlap>OutOfBounds":
+            c = dataclasses.replace(c, src=L1_SIZE)
+        fault = _model_fault(c)
+        return c, fault, ldt_bins(c.params, fault, c)
 
     def draw(self, rng: random.Random, hint: str | None):
+        if hint in EDGES:
+            return self._draw_edge(rng, hint)
         point, _, value = (hint or "").partition(":")
         kind = value if point == "ldt.fault" else None
         parts = value.split("/") if point in ("ldt.form", "ldt.gaps", "ldt.repeat") else []

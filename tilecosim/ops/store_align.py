@@ -2,7 +2,7 @@
 modes, under a byte mask, on the StoreAlign unit.  Its documented short form is ``sa``
 (coverage bins).
 
-Coverage bins (94)
+Coverage bins (104, with the 10 edge bins of :data:`tilecosim.ops.align.EDGES`)
   ``sa.mode:DIST/T``               -- every legal distribution mode x data type
   ``sa.addressing:DIST/A``         -- mode x plain, post_update, addr_reg
   ``sa.trait:T``                   -- RegTraitNumTwo with b32 and b64
@@ -29,7 +29,7 @@ from tilecosim.hdl.align.store import StoreAlignUnit
 from tilecosim.model.buffers import Buffer
 from tilecosim.model.faults import Fault
 from tilecosim.model.load_align import (WIDTHS, Addressing, MaskPattern, StoreDist, create_mask,
-                                        store_align)
+                                        store_align, store_align_geometry)
 from tilecosim.sim.batch_align import run_store_align_batches
 from tilecosim.sim.benches.align import (StoreCase, compare_store_align, simulate_store_align,
                                          store_align_run)
@@ -155,7 +155,12 @@ The StoreAlign unit (seed 003, D11, D12) at VL = 256 bytes: vector registers to 
                 return ["sa.mask:" + ("all" if spec == "ALL" else "none")]
         return []
 
+    def geometry(self, case) -> tuple[int, int]:
+        return store_align_geometry(StoreDist[case.dist], case.t, VL)
+
     def draw(self, rng: random.Random, hint: str | None):
+        if hint in self.edges():
+            return self.draw_edge(rng, hint)
         point, _, value = (hint or "").partition(":")
         point = point.removeprefix("sa.")
         kind = value if point == "fault" else None

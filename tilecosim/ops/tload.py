@@ -1,6 +1,6 @@
 """TLOAD (seed 000): global memory -> tile registers, with the fractal layout transforms.
 
-Coverage bins (149)
+Coverage bins (164, with the 15 edge bins below)
   ``tload.shape:LAYOUT/ESIZE/PAD`` -- layout x element size (b4x2, b8, b16, b32, b64) x pad
   ``tload.outputs:LAYOUT/N``       -- 1, 2 or 3..8 output tiles
   ``tload.region:LAYOUT/R``        -- valid region: full, rows (fewer valid rows than the
@@ -9,6 +9,12 @@ Coverage bins (149)
   ``tload.fault:KIND``             -- IllegalInstruction, IllegalParameter, OutOfBounds
   ``tload.fault:far``              -- a faulting TLOAD with operands drawn over their 64-bit
                                       encodings (the decoder's checks at full width)
+
+Edge bins (15, D17; drawn first, :data:`EDGES`): every bound exactly met and exceeded by the
+smallest step (a byte: RegSrc0 has no alignment), every range at its minimum, maximum and maximum + 1, and every pair of rules that
+can meet, the first in checking order winning.  ``tload.edge:`` bins are legal TLOADs,
+``tload.fault:`` ones faulting TLOADs; each is judged from the scenario itself
+(:func:`edge_bins`), never from what it was aimed at.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.transpose import SquareTranspose
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.dtypes import DTYPES, PadValue
-from tilecosim.model.faults import Fault, FaultKind
+from tilecosim.model.faults import Fault, FaultKind, fault_label
 from tilecosim.model.scenarios import random_tload
 from tilecosim.model.tload import TLoadLayout, TLoadLayout as L, TLoadParams, plan
 from tilecosim.sim.batch_tload import run_tload_batches
@@ -35,6 +41,7 @@ __all__ = ["TLoad", "esize_name", "tload_bins"]
 
 MEM_SIZE = 1 << 16              # global memory of the regression
 MAX_BEATS = 8 * 2048 // 32      # write beats of the largest TLOAD drawn (8 tiles of 2 KB)
+MAX_SIZE = 256 * 1024           # the largest tile (LCFR, D7): drawn once a run (size/max)
 ESIZES = ("b4x2", "b8", "b16", "b32", "b64")
 FAULTS = ("IllegalInstruction", "IllegalParameter", "OutOfBounds")
 
@@ -72,11 +79,89 @@ def far_operands(rng: random.Random, p: TLoadParams) -> TLoadParams:
             return far
 
 
+#: the edge bins (D17), in the order regress draws them: bin -> what it holds
+EDGES = {
+    "tload.edge:mem/end": "the footprint's last byte is the last byte of memory (legal)",
+    "tload.fault:mem/past": "the footprint's last byte is the first byte past memory "
+                           "(OutOfBounds; RegSrc0 has no alignment, so one byte is the "
+                           "smallest step)",
+    "tload.fault:mem/start-at-end": "RegSrc0 = mem_size: the footprint starts at the end "
+                                    "(OutOfBounds)",
+    "tload.fault:mem/wrap": "RegSrc0 + footprint passes 2**64 and wraps to inside memory "
+                            "(OutOfBounds)",
+    "tload.edge:size/min": "Size = 256 B, the smallest tile (legal)",
+    "tload.edge:size/max": "Size = 256 KB, the largest tile (legal)",
+    "tload.fault:size/past": "Size = 512 KB, past the largest (IllegalParameter)",
+    "tload.fault:size/below": "Size = 128 B, below the smallest (IllegalParameter)",
+    "tload.edge:ValidRow/at": "ValidRow = Row > 1 (legal)",
+    "tload.fault:ValidRow/past": "ValidRow = Row + 1 (IllegalParameter)",
+    "tload.fault:ValidCol/past": "ValidCol = Col + 1 (IllegalParameter)",
+    "tload.edge:outputs/max": "8 output tiles (legal)",
+    "tload.fault:order/IllegalInstruction>IllegalParameter":
+        "an output to ACC or S and ValidCol > Col: IllegalInstruction wins",
+    "tload.fault:order/IllegalInstruction>OutOfBounds":
+        "an output to ACC or S and a footprint past memory: IllegalInstruction wins",
+    "tload.fault:order/IllegalParameter>OutOfBounds":
+        "ValidCol > Col and a footprint past memory: IllegalParameter wins",
+}
+
+
+def footprint_end(p: TLoadParams) -> int | None:
+    """One past the last byte the valid block of ``p`` spans in memory (D2, the stride's
+    dense default applied; no rule checked), None when nothing is valid."""
+    vr, vc, e = p.valid_row, p.valid_col, p.esize
+    if vr <= 0 or vc <= 0:
+        return None
+    outer, inner = (vc, vr) if p.layout.source_dn else (vr, vc)
+    stride = inner * e if p.stride is None else p.stride
+    return p.base + (outer - 1) * stride + inner * e
+
+
+def edge_bins(p: TLoadParams, fault: Fault | None, mem_size: int = MEM_SIZE) -> list[str]:
+    """The edge bins (:data:`EDGES`) ``p`` hits, judged from its fields and the model's
+    ``fault`` (its kind and the field it names)."""
+    out = []
+    end = footprint_end(p)
+    kind = FaultKind(fault.code).name if fault is not None else None
+    sizes = {s for _, s in p.outputs}
+    col = p.valid_col if p.col is None else p.col
+    illegal_queue = any(q not in ("T", "U", "M", "N") for q, _ in p.outputs)
+    past_mem = end is not None and end > mem_size
+    if kind is None:
+        out += ["tload.edge:mem/end"] if end == mem_size else []
+        out += ["tload.edge:size/min"] if sizes == {256} else []
+        out += ["tload.edge:size/max"] if sizes == {MAX_SIZE} else []
+        row = len(p.outputs) * p.outputs[0][1] // (col * p.esize)
+        out += ["tload.edge:ValidRow/at"] if p.valid_row == row > 1 else []
+        out += ["tload.edge:outputs/max"] if len(p.outputs) == 8 else []
+        return out
+    if kind == "OutOfBounds":
+        out += ["tload.fault:mem/past"] if end == mem_size + 1 else []
+        out += ["tload.fault:mem/start-at-end"] if p.base == mem_size else []
+        out += ["tload.fault:mem/wrap"] if end is not None and \
+            0 < end - (1 << 64) <= mem_size and p.base < 1 << 64 else []
+    if kind == "IllegalParameter" and fault.field.endswith("Size") and len(sizes) == 1:
+        out += ["tload.fault:size/past"] if sizes == {2 * MAX_SIZE} else []
+        out += ["tload.fault:size/below"] if sizes == {128} else []
+    if kind == "IllegalParameter" and fault.field == "ValidCol" and p.valid_col == col + 1:
+        out.append("tload.fault:ValidCol/past")
+    if kind == "IllegalParameter" and fault.field == "ValidRow":
+        row = len(p.outputs) * p.outputs[0][1] // (col * p.esize)
+        out += ["tload.fault:ValidRow/past"] if p.valid_row == row + 1 else []
+    if kind == "IllegalInstruction" and illegal_queue and p.valid_col > col:
+        out.append("tload.fault:order/IllegalInstruction>IllegalParameter")
+    if kind == "IllegalInstruction" and illegal_queue and past_mem:
+        out.append("tload.fault:order/IllegalInstruction>OutOfBounds")
+    if kind == "IllegalParameter" and fault.field == "ValidCol" and past_mem:
+        out.append("tload.fault:order/IllegalParameter>OutOfBounds")
+    return out
+
+
 def tload_bins(p: TLoadParams, fault: Fault | None, pl=None) -> list[str]:
     """The bins a TLOAD hits (``pl``: its plan, when the model accepts it)."""
     if fault is not None:
         return [f"tload.fault:{FaultKind(fault.code).name}"] + \
-            (["tload.fault:far"] if is_far(p) else [])
+            (["tload.fault:far"] if is_far(p) else []) + edge_bins(p, fault)
     lay = p.layout.name
     col = p.valid_col if p.col is None else p.col
     rows = p.valid_row < pl.row
@@ -85,7 +170,16 @@ def tload_bins(p: TLoadParams, fault: Fault | None, pl=None) -> list[str]:
     return [f"tload.shape:{lay}/{esize_name(p.dtype)}/{p.pad.name}",
             f"tload.outputs:{lay}/{_outputs(len(p.outputs))}",
             f"tload.region:{lay}/{region}",
-            f"tload.source:{lay}/{'dense' if p.stride is None else 'strided'}"]
+            f"tload.source:{lay}/{'dense' if p.stride is None else 'strided'}"] + \
+        edge_bins(p, None)
+
+
+def _judge(p: TLoadParams):
+    """(the model's fault or None, its plan or None) of ``p`` on the regress memory."""
+    try:
+        return None, plan(p, MEM_SIZE)
+    except Fault as f:
+        return f, None
 
 
 def _bench_config(backend: str, seed: int, stall: float, width: int = 32,
@@ -195,6 +289,8 @@ writes out, one completion per instruction.
         point, _, value = bin_.partition(":")
         if point == "tload.fault":
             return {"faults": {True}}
+        if point == "tload.edge":
+            return {"faults": {False}, **({"outputs": {8}} if value == "outputs/max" else {})}
         parts = value.split("/")
         out = {"faults": {False}, "layouts": {parts[0]}}
         if point == "tload.shape":
@@ -210,9 +306,14 @@ writes out, one completion per instruction.
             out += [f"tload.outputs:{lay.name}/{n}" for n in ("1", "2", "3..8")]
             out += [f"tload.region:{lay.name}/{r}" for r in ("full", "rows", "cols", "both")]
             out += [f"tload.source:{lay.name}/{s}" for s in ("dense", "strided")]
-        return out + [f"tload.fault:{k}" for k in FAULTS] + ["tload.fault:far"]
+        return out + [f"tload.fault:{k}" for k in FAULTS] + ["tload.fault:far"] + self.edges()
+
+    def edges(self) -> list[str]:
+        return list(EDGES)
 
     def draw(self, rng: random.Random, hint: str | None):
+        if hint in EDGES:
+            return self._draw_edge(rng, hint)
         point, _, value = (hint or "").partition(":")
         kind = value if point == "tload.fault" else None
         layout = dtype = pad = n = None
@@ -242,12 +343,51 @@ writes out, one completion per instruction.
                                     base=MEM_SIZE - rng.randint(0, 8))
         while True:
             q = far_operands(rng, p) if kind == "far" else p
-            try:
-                fault, pl = None, plan(q, MEM_SIZE)
-            except Fault as f:
-                fault, pl = f, None
+            fault, pl = _judge(q)
             if kind != "far" or fault is not None:      # a far TLOAD the model accepts: again
                 return q, fault, tload_bins(q, fault, pl)
+
+    def _draw_edge(self, rng: random.Random, hint: str):
+        """A TLOAD aimed at the edge bin ``hint`` (:data:`EDGES`): a legal one drawn, then
+        moved onto the edge."""
+        what = hint.partition(":")[2]
+        sizes = {"size/min": (256,), "size/max": (MAX_SIZE,)}.get(what, (256, 512, 1024, 2048))
+        n = 8 if what == "outputs/max" else 1 if what == "size/max" else None
+        while True:
+            try:
+                p, span = random_tload(rng, None, None, sizes=sizes, n=n)
+            except IndexError:          # no shape of the layout and type has this size
+                continue
+            end = footprint_end(p)
+            if span <= MEM_SIZE and end is not None:
+                break
+        col = p.valid_col if p.col is None else p.col
+        if what in ("mem/end", "mem/past", "order/IllegalParameter>OutOfBounds",
+                    "order/IllegalInstruction>OutOfBounds"):
+            p = dataclasses.replace(p, base=p.base + MEM_SIZE - end
+                                    + (0 if what == "mem/end" else 1))
+        elif what == "mem/start-at-end":
+            p = dataclasses.replace(p, base=MEM_SIZE)
+        elif what == "mem/wrap":         # the end wraps past 2**64 to 1..end bytes
+            p = dataclasses.replace(p, base=p.base + (1 << 64) - end
+                                    + rng.randint(1, max(1, end - p.base - 1)))
+        elif what in ("size/past", "size/below"):
+            size = 2 * MAX_SIZE if what == "size/past" else 128
+            p = dataclasses.replace(p, outputs=tuple((q, size) for q, _ in p.outputs))
+        elif what == "ValidRow/at" or what == "ValidRow/past":
+            row = len(p.outputs) * p.outputs[0][1] // (col * p.esize)
+            p = dataclasses.replace(p, valid_row=row + (what == "ValidRow/past"), col=col)
+            if what == "ValidRow/at" and footprint_end(p) > MEM_SIZE:
+                p = dataclasses.replace(p, base=0, stride=None)
+        if what in ("ValidCol/past", "order/IllegalInstruction>IllegalParameter",
+                    "order/IllegalParameter>OutOfBounds"):
+            p = dataclasses.replace(p, col=col, valid_col=col + 1)
+        if what.startswith("order/IllegalInstruction"):
+            outs = list(p.outputs)
+            outs[rng.randrange(len(outs))] = (rng.choice(["ACC", "S"]), outs[0][1])
+            p = dataclasses.replace(p, outputs=tuple(outs))
+        fault, pl = _judge(p)
+        return p, fault, tload_bins(p, fault, pl)
 
     def image(self, seed: int):
         return seeded_memory(seed, MEM_SIZE)
@@ -273,9 +413,10 @@ writes out, one completion per instruction.
         return [self._outcome(items, image, res) for (items, _, _), res in zip(batches, got)]
 
     def harness_args(self) -> dict:
-        """The batch harness's build: ``harness_batch`` TLOADs of up to 8 tiles of 2 KB,
-        a 64 KB global memory."""
-        return {"depth": self.harness_batch, "beats": self.harness_batch * MAX_BEATS,
+        """The batch harness's build: ``harness_batch`` TLOADs of up to 8 tiles of 2 KB
+        and one of the largest tile (the edge ``size/max``), a 64 KB global memory."""
+        return {"depth": self.harness_batch,
+                "beats": self.harness_batch * MAX_BEATS + MAX_SIZE // 32,
                 "mem_bytes": MEM_SIZE}
 
     def _outcome(self, items, image, res) -> Outcome:
@@ -289,7 +430,8 @@ writes out, one completion per instruction.
             ideal += ideals[-1]
             got = res.faults[i] if i < len(res.faults) else None
             if got != (code or 0):
-                problems[i] = f"fault code {got} from the engine, {code or 0} from the model"
+                problems[i] = (f"fault {fault_label(got)} from the design, "
+                               f"{fault_label(code)} from the model")
             elif mism:
                 problems[i] = (f"{mism[0]} ({len(mism)} elements differ)" if len(mism) > 1
                                else str(mism[0]))
