@@ -23,10 +23,11 @@ examples:
   tilecosim mutation --only addr-norm,keep-mask --json mutation.json
   tilecosim mutation --generated 60 --seed 1 --generated-only --list
   tilecosim mutation --tier test
+  tilecosim mutation --tier regress --only ldt-src-frac-gap
 """)
     p.add_argument("--only", metavar="ID[,ID...]", help="run only these mutants")
     p.add_argument("--jobs", type=int_arg("--jobs", 1, 256), default=2, metavar="J",
-                   help="pytest-xdist workers (default 2)")
+                   help="pytest-xdist workers, or regress --jobs (default 2)")
     p.add_argument("--json", metavar="FILE", help="also write the outcome as JSON")
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
     p.add_argument("--generated", type=int_arg("--generated", 0, 100000), default=0,
@@ -37,9 +38,11 @@ examples:
                    help="the seed that draws the generated mutants (default 1)")
     p.add_argument("--generated-only", action="store_true",
                    help="leave out the hand-written mutants")
-    p.add_argument("--tier", choices=("test", "check"), default="check",
-                   help="the tests a mutant meets: 'test' the fast tier (not marked slow), "
-                   "'check' all of them, as CI (default check)")
+    p.add_argument("--tier", choices=("test", "check", "regress"), default="check",
+                   help="what a mutant meets: 'test' the fast tier of tests (not marked "
+                   "slow), 'check' all of them, as CI, 'regress' no test but tilecosim "
+                   "regress alone on its engine's operations (Amaranth, the default count, "
+                   "seeds 1, 2, 3), what a design from elsewhere meets (default check)")
     return {"mutation": cmd_mutation}
 
 

@@ -15,9 +15,17 @@ is *killed* when a test fails; a survivor means a missing test.
 ``--tier test`` runs only the tests ``make test`` runs (those not marked ``slow``): the
 measure that the inner loop alone still kills every mutant.
 
+``--tier regress`` (D17) runs no test at all: a mutant is killed only when ``tilecosim
+regress`` fails on the mutated gateware -- what a design from elsewhere meets, since it never
+meets this project's tests.  It runs regress on Amaranth's simulator (no Verilog build per
+mutant) for each operation whose engine holds the mutated file (:func:`ops_of`), at the
+default count, on the seeds :data:`REGRESS_SEEDS`, and reports the operation, seed and
+scenario index of each kill.
+
 ``make mutation`` runs them all and writes ``build/mutation.json``.
 """
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -46,8 +54,25 @@ ALL_HDL_TESTS = sorted(p.relative_to(ROOT).as_posix()
 
 
 #: the test tiers: the pytest marker expression of each (``make test`` runs the ``test``
-#: tier, ``make check`` and CI the ``check`` tier, which is every test)
-TIERS = {"test": "not slow", "check": None}
+#: tier, ``make check`` and CI the ``check`` tier, which is every test); the ``regress``
+#: tier runs no test but ``tilecosim regress`` (D17)
+TIERS = {"test": "not slow", "check": None, "regress": None}
+#: the seeds of the regress tier (docs/verification.md): a mutant survives only when regress
+#: passes on each, at the default count
+REGRESS_SEEDS = (1, 2, 3)
+REGRESS_COUNT = 200
+
+
+def ops_of(file: str) -> list[str]:
+    """The operations ``regress`` draws whose engine holds ``file`` (under hdl/): those
+    with a unit defined in it, else those with a unit in its folder, else (a file every
+    engine shares) every one."""
+    drawn = [op for op in ops.REGISTRY if op.regress]
+    mine = [op.name for op in drawn if any(u.file == file for u in op.units)]
+    folder = file.rpartition("/")[0]
+    near = [op.name for op in drawn
+            if folder and any(u.file.rpartition("/")[0] == folder for u in op.units)]
+    return mine or near or [op.name for op in drawn]
 
 
 def tests_of(file: str) -> list[str]:
@@ -328,11 +353,38 @@ def _pytest(files, tree: Path, jobs: int, timeout: int, tier: str = "check"):
     return out.returncode, failed[0] if failed else out.stdout.strip().splitlines()[-1:]
 
 
-def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800,
-               tier: str = "check") -> dict:
-    """Apply one mutant to a copy of ``hdl`` and run the suite (the tests of ``tier``); the
-    outcome as a dict."""
-    t0 = time.perf_counter()
+def _regress(tree: Path, ops_: list[str], jobs: int, timeout: int):
+    """``tilecosim regress`` on the mutated copy ``tree``, each operation and seed of the
+    regress tier in turn until one fails: (operation, seed, first mismatch's index or
+    None, what it said), or None when every run passed."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    for op in ops_:
+        for seed in REGRESS_SEEDS:
+            out = tree / "regress" / f"{op}-{seed}"
+            cmd = [sys.executable, "-m", "tilecosim", "regress", "--ops", op, "--backend",
+                   "amaranth", "--count", str(REGRESS_COUNT), "--seed", str(seed), "--jobs",
+                   str(jobs), "--fail-fast", "--no-waves", "--json", "--out", str(out)]
+            try:
+                r = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True,
+                                   timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return op, seed, None, "regress timed out"
+            if r.returncode == 0:
+                continue
+            try:
+                report = json.loads(r.stdout.splitlines()[-1])
+                first = report["failures"][0]
+                return op, seed, first["index"], first["problem"]
+            except (IndexError, KeyError, ValueError):
+                tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
+                return op, seed, None, f"regress exit {r.returncode}: {tail}"
+    return None
+
+
+@contextlib.contextmanager
+def mutated_tree(mutant: Mutant):
+    """A temporary copy of the installed layout with ``mutant`` applied (and checked to be
+    the ``tilecosim.hdl`` imported there)."""
     safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in mutant.id)
     with tempfile.TemporaryDirectory(prefix=f"mutant-{safe}-") as tmp:
         # the installed layout, built from the repository's folders: tilecosim/{hdl,model}
@@ -350,11 +402,30 @@ def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800,
                                   capture_output=True, text=True).stdout.strip()
         if not imported.startswith(str(Path(tmp).resolve())) and not imported.startswith(tmp):
             raise RuntimeError(f"the mutated copy is not the one imported ({imported})")
+        yield Path(tmp)
+
+
+def run_mutant(mutant: Mutant, jobs: int = 2, timeout: int = 1800,
+               tier: str = "check") -> dict:
+    """Apply one mutant to a copy of ``hdl`` and run the suite (the tests of ``tier``, or
+    for the ``regress`` tier regress alone); the outcome as a dict."""
+    t0 = time.perf_counter()
+    with mutated_tree(mutant) as tmp:
+        if tier == "regress":
+            kill = _regress(tmp, ops_of(mutant.file), jobs, timeout)
+            out = {"id": mutant.id, "killed": kill is not None,
+                   "by": None if kill is None else
+                   (f"regress --ops {kill[0]} --seed {kill[1]}"
+                    + (f" #{kill[2]}" if kill[2] is not None else "") + f": {kill[3]}"),
+                   "seconds": round(time.perf_counter() - t0, 1)}
+            if kill is not None:
+                out.update(op=kill[0], seed=kill[1], scenario=kill[2])
+            return out
         first = list(mutant.tests) or tests_of(mutant.file)
         for files in (first, [f for f in ALL_HDL_TESTS if f not in first]):
             if not files:
                 continue
-            code, by = _pytest(files, Path(tmp), jobs, timeout, tier)
+            code, by = _pytest(files, tmp, jobs, timeout, tier)
             if code in (1, 2) and isinstance(by, str):      # a test failed (2: -x stopped)
                 return {"id": mutant.id, "killed": True, "by": by,
                         "seconds": round(time.perf_counter() - t0, 1)}
