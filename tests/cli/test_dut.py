@@ -262,13 +262,18 @@ def test_a_design_that_declares_a_subset_gets_only_scenarios_inside_it(tmp_path,
     got = json.loads(r.stdout.splitlines()[-1])
     row = got["ops"][0]
     assert (got["mismatches"], row["faults_checked"]) == (0, 0)
-    assert row["covered"] == row["bins"] == 17 and row["not_applicable"] == 132
+    # 17 bins of NORM, one output, Zero or Null, and the 4 legal edges such a TLOAD can hit
+    assert row["covered"] == row["bins"] == 21 and row["not_applicable"] == 143
     hit = {b for b, n in got["coverage"].items() if n}
     assert hit and all(b.startswith(("tload.shape:NORM/", "tload.outputs:NORM/1",
-                                     "tload.region:NORM/", "tload.source:NORM/")) for b in hit)
+                                     "tload.region:NORM/", "tload.source:NORM/",
+                                     "tload.edge:")) for b in hit)
+    assert {b for b in hit if ".edge:" in b} == {
+        "tload.edge:mem/end", "tload.edge:size/min", "tload.edge:ValidRow/at",
+        "tload.edge:size/max"}
     assert not any(b.endswith(("/Max", "/Min")) for b in hit)
-    assert got["uncovered"] == [] and len(got["not_applicable"]) == 132
-    assert "coverage: all 17 bins hit that the design's declared subset can hit; 132 not " \
+    assert got["uncovered"] == [] and len(got["not_applicable"]) == 143
+    assert "coverage: all 21 bins hit that the design's declared subset can hit; 143 not " \
            "applicable" in r.stdout
 
 
