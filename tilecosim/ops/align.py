@@ -140,7 +140,7 @@ class AlignOperation(Operation):
             out += ["fault:ub/past-byte"] if end == UB_SIZE + 1 else []
             out += ["fault:ub/start-at-end"] if ea == UB_SIZE else []
             out += ["fault:ub/below"] if -math.lcm(align, WIDTHS[case.t]) <= ea < 0 else []
-        elif kind == "IllegalParameter" and fault.field in ("dist", "T", "t", "dtype"):
+        elif kind == "IllegalParameter" and fault.field in ("dist", "T"):
             out += ["fault:order/IllegalParameter>Alignment"] if ea % align else []
             out += ["fault:order/IllegalParameter>OutOfBounds"] if end > UB_SIZE else []
         elif kind == "Alignment" and end > UB_SIZE and ea % align:

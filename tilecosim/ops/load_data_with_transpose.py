@@ -87,7 +87,8 @@ EDGES = {
 def footprint(c: LdtCall):
     """(lowest source byte, one past the highest source byte, one past the highest
     destination byte) of ``c`` by D10's formulas, no rule checked; None for repeatTimes 0
-    or a data type with no square."""
+    or a data type with no square.  In closed form from the extreme iterations, not from
+    the model's per-fractal arrays (``plan_ldt``): a far call's repeatTimes reaches 2**32."""
     p = c.params
     if p.repeat_times <= 0 or p.dtype not in LDT_DTYPES:
         return None

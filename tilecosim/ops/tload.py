@@ -29,7 +29,7 @@ from tilecosim.model.display import seeded_memory
 from tilecosim.model.dtypes import DTYPES, PadValue
 from tilecosim.model.faults import Fault, FaultKind, fault_label
 from tilecosim.model.scenarios import random_tload
-from tilecosim.model.tload import TLoadLayout, TLoadLayout as L, TLoadParams, plan
+from tilecosim.model.tload import TILE_QUEUES, TLoadLayout, TLoadLayout as L, TLoadParams, plan
 from tilecosim.sim.batch_tload import run_tload_batches
 from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.benches.tload import (SimConfig, compare, repro_command, run_and_compare,
@@ -119,6 +119,11 @@ def footprint_end(p: TLoadParams) -> int | None:
     return p.base + (outer - 1) * stride + inner * e
 
 
+def _row(p: TLoadParams, col: int) -> int:
+    """Row of ``p`` with Col = ``col`` (D3), rounded down where it is not whole."""
+    return len(p.outputs) * p.outputs[0][1] // (col * p.esize)
+
+
 def edge_bins(p: TLoadParams, fault: Fault | None, mem_size: int = MEM_SIZE) -> list[str]:
     """The edge bins (:data:`EDGES`) ``p`` hits, judged from its fields and the model's
     ``fault`` (its kind and the field it names)."""
@@ -127,14 +132,13 @@ def edge_bins(p: TLoadParams, fault: Fault | None, mem_size: int = MEM_SIZE) -> 
     kind = FaultKind(fault.code).name if fault is not None else None
     sizes = {s for _, s in p.outputs}
     col = p.valid_col if p.col is None else p.col
-    illegal_queue = any(q not in ("T", "U", "M", "N") for q, _ in p.outputs)
+    illegal_queue = any(q not in TILE_QUEUES for q, _ in p.outputs)
     past_mem = end is not None and end > mem_size
     if kind is None:
         out += ["tload.edge:mem/end"] if end == mem_size else []
         out += ["tload.edge:size/min"] if sizes == {256} else []
         out += ["tload.edge:size/max"] if sizes == {MAX_SIZE} else []
-        row = len(p.outputs) * p.outputs[0][1] // (col * p.esize)
-        out += ["tload.edge:ValidRow/at"] if p.valid_row == row > 1 else []
+        out += ["tload.edge:ValidRow/at"] if p.valid_row == _row(p, col) > 1 else []
         out += ["tload.edge:outputs/max"] if len(p.outputs) == 8 else []
         return out
     if kind == "OutOfBounds":
@@ -148,8 +152,7 @@ def edge_bins(p: TLoadParams, fault: Fault | None, mem_size: int = MEM_SIZE) -> 
     if kind == "IllegalParameter" and fault.field == "ValidCol" and p.valid_col == col + 1:
         out.append("tload.fault:ValidCol/past")
     if kind == "IllegalParameter" and fault.field == "ValidRow":
-        row = len(p.outputs) * p.outputs[0][1] // (col * p.esize)
-        out += ["tload.fault:ValidRow/past"] if p.valid_row == row + 1 else []
+        out += ["tload.fault:ValidRow/past"] if p.valid_row == _row(p, col) + 1 else []
     if kind == "IllegalInstruction" and illegal_queue and p.valid_col > col:
         out.append("tload.fault:order/IllegalInstruction>IllegalParameter")
     if kind == "IllegalInstruction" and illegal_queue and past_mem:
@@ -379,8 +382,8 @@ writes out, one completion per instruction.
             size = 2 * MAX_SIZE if what == "size/past" else 128
             p = dataclasses.replace(p, outputs=tuple((q, size) for q, _ in p.outputs))
         elif what == "ValidRow/at" or what == "ValidRow/past":
-            row = len(p.outputs) * p.outputs[0][1] // (col * p.esize)
-            p = dataclasses.replace(p, valid_row=row + (what == "ValidRow/past"), col=col)
+            p = dataclasses.replace(p, valid_row=_row(p, col) + (what == "ValidRow/past"),
+                                    col=col)
             if what == "ValidRow/at" and footprint_end(p) > MEM_SIZE:
                 p = dataclasses.replace(p, base=0, stride=None)
         if what in ("ValidCol/past", "order/IllegalInstruction>IllegalParameter",
