@@ -220,13 +220,15 @@ def summarize(drawn, outcomes, perf, design=BUILTIN):
     rows, na = [], []
     for op, scs in drawn.items():
         mism = sum(1 for o in outcomes if o.op == op and not o.ok)
+        proto = sum(1 for o in outcomes if o.op == op and o.kind == "protocol")
         faults = sum(1 for s in scs if s.fault)
         cyc, ideal = perf[op]
         operation = ops.get(op).with_design(design)
         every = cov.all_bins(op)
         bins = [b for b in every if operation.applicable(b)]
         na += [b for b in every if not operation.applicable(b)]
-        rows.append({"op": op, "scenarios": len(scs), "mismatches": mism, "faults_checked": faults,
+        rows.append({"op": op, "scenarios": len(scs), "mismatches": mism,
+                     "protocol_violations": proto, "faults_checked": faults,
                      "cycles": cyc, "ideal_cycles": ideal,
                      "bins": len(bins), "covered": sum(1 for b in bins if hits[b]),
                      "not_applicable": len(every) - len(bins)})
@@ -300,7 +302,7 @@ def run_and_report(args) -> int:
                            getattr(args, "design", BUILTIN))
     checked = sum(r["scenarios"] for r in rows)
     for o in fails[:50]:
-        print(f"MISMATCH {o.op} #{o.index}: {o.problem}\n  reproduce: {o.repro}"
+        print(f"{o.kind.upper()} {o.op} #{o.index}: {o.problem}\n  reproduce: {o.repro}"
               + (f"\n  waveform: {o.waveform}" if o.waveform else ""))
     if len(fails) > 50:
         print(f"... and {len(fails) - 50} more mismatches")
@@ -316,6 +318,10 @@ def run_and_report(args) -> int:
                for cls, v in r["classes"].items() if v["ideal_cycles"]]
         if per:
             print(f"  {r['op']} cycles/ideal by class: " + ", ".join(per))
+    proto = [f"{r['op']} {r['protocol_violations']}" for r in rows if r["protocol_violations"]]
+    if proto:
+        print(f"protocol violations (of the mismatches; a handshake rule of the contract broken, "
+              f"whatever the data): {', '.join(proto)}")
     print(f"design {design.label()}, backend {args.backend}, W = {width}, seed {args.seed}, {checked} "
           f"scenarios in {run.seconds:.0f} s ({_executor(args)}); cycles/ideal over the batches "
           f"without back-pressure; of its fill bound: (ideal + the fill of each transposing "
@@ -371,6 +377,7 @@ def run_and_report(args) -> int:
                           "seed_drawn": getattr(args, "seed_drawn", False),
                           "scenarios": checked,
                           "mismatches": len(fails),
+                          "protocol_violations": sum(o.kind == "protocol" for o in fails),
                           "faults_checked": sum(r["faults_checked"] for r in rows),
                           "seconds": round(run.seconds, 1), "ops": rows,
                           "coverage": hits, "uncovered": uncovered, "not_applicable": na,

@@ -31,6 +31,7 @@ from tilecosim.cleanup import release_signals, signals_held, stopping
 from tilecosim.ops import Operation, Outcome as RunOutcome
 from tilecosim.sim import runner
 from tilecosim.sim.design import BUILTIN, Design, DesignError
+from tilecosim.sim.protocol import is_violation
 from tilecosim.sim.runner import VERILOG_SIMS
 
 from . import coverage as cov
@@ -119,6 +120,13 @@ class Outcome:
     bench_seed: int | None = None       # the bench run's seed and back-pressure (a failure's:
     stall: float | None = None          # what re-runs it alone, :func:`mismatch_waves`)
     waveform: str | None = None         # the waveform of a failure re-run alone
+    #: the class of a failure: "mismatch" (data or fault code) or "protocol" (a handshake
+    #: rule of the contract broken: :mod:`tilecosim.sim.protocol`); "" when it passed
+    kind: str = ""
+
+    def __post_init__(self):
+        if not self.ok and not self.kind:
+            self.kind = "protocol" if is_violation(self.problem) else "mismatch"
 
 
 @dataclasses.dataclass

@@ -10,6 +10,10 @@ design, so a simulator runs them without calling Python every cycle.
   at any byte address returns the 2*VL bytes from there the cycle after (zeros past the
   image), as the Python bench's UB model does.
 * ``res``: ``ready`` as the second stall pattern says, every result captured with its cycle.
+* a :class:`~tilecosim.sim.protocol.ProtocolMonitor` on ``res`` (and on StoreAlign's UB
+  writes, memory accesses that ``moves`` allows only to ops the model lets store), its first
+  violation read back on ``proto``. LoadAlign's UB reads are not checked: the unit reads UB
+  in the cycle it takes an op, before its checks are known, and a read has no effect.
 
 ``start`` (one cycle) loads the two patterns from the ``stall`` port (``op`` and ``res``) and
 begins a run (:class:`~tilecosim.sim.harness.RunControl`); ``finished`` rises when ``count``
@@ -37,8 +41,10 @@ from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
 from .benches.align import AlignResult
-from .harness import (MemoryLoad, Readback, RunControl, WriteLog, batch_source, capture_run,
-                      loaded_memory, read_entries, run_batch, stall_gens, stall_loads, write_words)
+from .benches.align import store_moves
+from .harness import (MemoryLoad, ProtocolReport, Readback, RunControl, WriteLog, batch_source,
+                      capture_run, loaded_memory, protocol_monitor, read_entries, read_protocol,
+                      run_batch, stall_gens, stall_loads, stream_of, write_words)
 from .stall import seed_state, threshold
 
 __all__ = ["BatchLoadAlign", "batch_load_align_setup", "run_batch_load_align",
@@ -47,6 +53,8 @@ __all__ = ["BatchLoadAlign", "batch_load_align_setup", "run_batch_load_align",
 
 WORD = 32                      # bytes per UB word of the harness
 PORTS = ("op", "res")          # stall ports 0 and 1 of the Python bench
+LOAD_MONITORED = ("res",)      # the streams each unit drives
+STORE_MONITORED = ("res", "ub_wen")
 
 
 class BatchLoadAlign(wiring.Component):
@@ -77,6 +85,7 @@ class BatchLoadAlign(wiring.Component):
             "stall": In(stall_loads(PORTS)),
             "start": In(1), "finished": Out(1),
             "rb": In(Readback(depth, {"result": self.res_layout, "accept": 32, "out": 32})),
+            "moves": In(depth), "proto": In(ProtocolReport()),
         })
 
     def elaborate(self, platform):
@@ -86,9 +95,10 @@ class BatchLoadAlign(wiring.Component):
         m.submodules.control = ctl = RunControl()
         m.d.comb += ctl.start.eq(self.start)
         go = stall_gens(m, self.stall, PORTS, self.start)
-        batch_source(m, self, self.op, unit.op, ctl, go["op"])
+        src = batch_source(m, self, self.op, unit.op, ctl, go["op"])
         self._ub(m, unit)
-        _results(self, m, unit, ctl, go["res"])
+        cap = _results(self, m, unit, ctl, go["res"])
+        protocol_monitor(m, self, ctl, src, cap, {"res": stream_of(unit.res)})
         return m
 
     def _ub(self, m, unit):
@@ -116,8 +126,8 @@ def _results(harness, m, unit, ctl, go):
     """Both align harnesses: ``res`` ready as the second stall pattern says, every result
     and its cycle captured, ``finished`` with the last."""
     m.d.comb += unit.res.ready.eq(ctl.running & go)
-    capture_run(m, "results", harness, ctl, unit.res.valid & unit.res.ready,
-                {"out": ctl.cycle, "result": unit.res.payload})
+    return capture_run(m, "results", harness, ctl, unit.res.valid & unit.res.ready,
+                       {"out": ctl.cycle, "result": unit.res.payload})
 
 
 def _stalls(seeds, thresholds) -> dict:
@@ -136,8 +146,12 @@ def batch_load_align_setup(ub: np.ndarray, ub_words: int, vl: int, batches: list
     async def run(port):
         await write_words(port, "ub", memory_words(ub, ub_words, WORD))
         for (payloads, seeds, thresholds, limit), res in zip(batches, results):
-            if not await run_batch(port, "op", payloads, _stalls(seeds, thresholds), limit):
+            finished = await run_batch(port, "op", payloads, _stalls(seeds, thresholds), limit,
+                                       0)
+            res.error = await read_protocol(port, LOAD_MONITORED)
+            if not finished:
                 res.timed_out = True
+            if res.error or not finished:
                 continue
             got = await read_entries(port, "rb", ("result", "accept", "out"), len(payloads))
             for bits, acc, out in got:
@@ -209,6 +223,7 @@ class BatchStoreAlign(wiring.Component):
             "overflow": Out(1),
             "rb": In(Readback(depth, {"result": StoreAlignResult, "accept": 32, "out": 32})),
             "lb": In(Readback(depth, {"waddr": 32, "wdata": 16 * vl, "wbe": 2 * vl})),
+            "moves": In(depth), "proto": In(ProtocolReport()),
         })
 
     def elaborate(self, platform):
@@ -220,7 +235,7 @@ class BatchStoreAlign(wiring.Component):
         with m.If(self.start):
             m.d.sync += self.overflow.eq(0)
         go = stall_gens(m, self.stall, PORTS, self.start)
-        batch_source(m, self, self.op, unit.op, ctl, go["op"])
+        src = batch_source(m, self, self.op, unit.op, ctl, go["op"])
         lb = self.lb
         m.submodules.writes = log = WriteLog(len(lb.waddr) + len(lb.wdata) + len(lb.wbe),
                                              self.depth)
@@ -230,7 +245,10 @@ class BatchStoreAlign(wiring.Component):
                      self.nwrites.eq(log.count)]
         with m.If(log.full):
             m.d.sync += self.overflow.eq(1)
-        _results(self, m, unit, ctl, go["res"])
+        cap = _results(self, m, unit, ctl, go["res"])
+        protocol_monitor(m, self, ctl, src, cap, {
+            "res": stream_of(unit.res),
+            "ub_wen": (unit.ub_wen, 1, Cat(unit.ub_waddr, unit.ub_wdata, unit.ub_wbe), 1)})
         return m
 
 
@@ -243,9 +261,13 @@ def batch_store_align_setup(vl: int, batches: list):
                 "timed_out": False, "error": None} for b in batches]
 
     async def run(port):
-        for (ub, payloads, seeds, thresholds, limit), res in zip(batches, results):
-            if not await run_batch(port, "op", payloads, _stalls(seeds, thresholds), limit):
+        for (ub, payloads, moves, seeds, thresholds, limit), res in zip(batches, results):
+            finished = await run_batch(port, "op", payloads, _stalls(seeds, thresholds), limit,
+                                       moves)
+            res["error"] = await read_protocol(port, STORE_MONITORED)
+            if not finished:
                 res["timed_out"] = True
+            if res["error"] or not finished:
                 continue
             nwrites, overflow = await port.tick("nwrites", "overflow")
             if overflow:
@@ -288,6 +310,7 @@ def run_store_align_batches(batches, vl: int = 256, backend: str = "amaranth",
             raise ValueError(f"{len(cases)} ops: a batch holds 1..{depth}")
         sizes.add(ub.size)
         specs.append((ub, [pack(StoreAlignOp(vl), c.payload(vl)) for c in cases],
+                      sum(1 << i for i, mv in enumerate(store_moves(cases, ub, vl)) if mv),
                       (seed_state(seed, 0), seed_state(seed, 1)),
                       (threshold(p_op), threshold(p_ready)), 10 * len(cases) + 100))
     if len(sizes) > 1:

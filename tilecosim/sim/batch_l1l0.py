@@ -13,8 +13,11 @@ design, cycle-equal to the Python-driven bench
 * L0: ``wr`` ready as stall port 3 says; every W-byte write is logged with its cycle (a
   write that is not W-aligned inside ``l0_size`` sets ``bad_write``), eight read back per
   clock edge (the ``lb`` port).
-* ``done``: always ready; every completion's fault code and cycle captured, read back with
-  the accept cycles through the ``rb`` port.
+* ``done``: ``ready`` as stall port 4 says; every completion's fault code and cycle
+  captured, read back with the accept cycles through the ``rb`` port.
+* a :class:`~tilecosim.sim.protocol.ProtocolMonitor` on ``rd``, ``wr`` and ``done`` (reads
+  and writes are memory accesses; ``moves`` says which calls of the batch the model lets
+  move data), its first violation read back on ``proto``.
 
 The bench side replays the log onto the initial L0 image, so both harnesses give the same
 :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result`. One build serves every
@@ -36,17 +39,19 @@ from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
-from .benches.load_data_with_transpose import L1L0Result, l1l0_limit
-from .harness import (MemoryLoad, Readback, RunControl, WriteLog, batch_source, completions,
-                      loaded_memory, memory_port, read_bytes, read_entries, read_log, run_batch,
-                      stall_gens, stall_loads, write_words)
+from .benches.load_data_with_transpose import L1L0Result, l1l0_limit, l1l0_moves
+from .harness import (MemoryLoad, ProtocolReport, Readback, RunControl, WriteLog, batch_source,
+                      completions, loaded_memory, memory_port, protocol_monitor, read_bytes,
+                      read_entries, read_log, read_protocol, run_batch, stall_gens, stall_loads,
+                      stream_of, write_words)
 from .stall import seed_state, threshold
 
 __all__ = ["BatchL1L0", "batch_l1l0_setup", "run_l1l0_batches"]
 
 WORD = 32                          # bytes per L1 row
 QUEUE = 32                         # reads pending at most (the engine keeps <= depth)
-PORTS = ("op", "rd", "rd_data", "wr")       # stall ports 0..3 of the Python bench
+PORTS = ("op", "rd", "rd_data", "wr", "done")      # stall ports 0..4 of the Python bench
+MONITORED = ("rd", "wr", "done")                   # the streams the engine drives
 LANES = 8                          # logged writes read back per clock edge
 MASK32 = (1 << 32) - 1
 
@@ -91,6 +96,7 @@ class BatchL1L0(wiring.Component):
             "bad_read": Out(1), "bad_write": Out(1), "bad_addr": Out(32),
             "rb": In(Readback(depth, {"accept": 32, "done": 32, "fault": FaultCode})),
             "lb": In(Readback(-(-beats // LANES), {"entries": LANES * entry_bits(width)})),
+            "moves": In(depth), "proto": In(ProtocolReport()),
         })
 
     @property
@@ -108,10 +114,13 @@ class BatchL1L0(wiring.Component):
             m.d.sync += [self.overflow.eq(0), self.bad_read.eq(0), self.bad_write.eq(0),
                          self.reads.eq(0)]
         go = stall_gens(m, self.stall, PORTS, self.start)
-        batch_source(m, self, self.op, eng.op, ctl, go["op"])
+        src = batch_source(m, self, self.op, eng.op, ctl, go["op"])
         self._l1(m, eng, ctl, go)
         self._l0(m, eng, ctl, go)
-        completions(m, eng.done, ctl, self)
+        cap = completions(m, eng.done, ctl, self, go["done"])
+        protocol_monitor(m, self, ctl, src, cap, {
+            "rd": stream_of(eng.rd, access=True), "wr": stream_of(eng.wr, access=True),
+            "done": stream_of(eng.done)})
         return m
 
     def _bad(self, m, flag, addr):
@@ -161,10 +170,15 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, width: int, batches: list):
         port.set("l1_size", l1.size)
         for (calls, l0_init, payloads, seeds, thresholds, limit), res in zip(batches, results):
             port.set("l0_size", l0_init.size)
+            moves = sum(1 << i for i, mv in enumerate(l1l0_moves(calls, l1, l0_init.size)) if mv)
             res.timed_out = not await run_batch(port, "op", payloads,
-                                                dict(zip(PORTS, zip(seeds, thresholds))), limit)
+                                                dict(zip(PORTS, zip(seeds, thresholds))), limit,
+                                                moves)
+            res.error = await read_protocol(port, MONITORED)
             nbeats, reads, overflow, bad_read, bad_write, bad_addr = await port.tick(
                 "nbeats", "reads", "overflow", "bad_read", "bad_write", "bad_addr")
+            if res.error:
+                continue
             if overflow:
                 res.error = ("the batch overflowed the harness's L0 log: run fewer calls per "
                              "batch")
@@ -212,8 +226,8 @@ def run_l1l0_batches(batches, l1: np.ndarray, backend: str = "amaranth", latency
             raise ValueError(f"{len(calls)} calls: a batch holds 1..{depth}")
         l0_init = np.asarray(l0_init, dtype=np.uint8)
         specs.append((calls, l0_init, [pack(LdtOp, c.payload()) for c in calls],
-                      tuple(seed_state(seed, k) for k in range(4)),
-                      (threshold(1 - stall),) * 4, l1l0_limit(calls, l1, l0_init.size)))
+                      tuple(seed_state(seed, k) for k in range(len(PORTS))),
+                      (threshold(1 - stall),) * len(PORTS), l1l0_limit(calls, l1, l0_init.size)))
     l1_words = -(-l1_bytes // WORD)                        # BatchL1L0.l1_words
     engine = lambda: design.make(lambda: L1L0Engine(width=width, transpose=transpose))  # noqa: E731
     return run_bench(backend,

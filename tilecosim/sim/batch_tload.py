@@ -16,7 +16,11 @@ runs them without calling Python every cycle, cycle-equal to the Python-driven b
   outside ``mem_size`` (or of a length outside 1..32) sets ``bad_req`` and keeps the first
   such request in ``bad_addr``/``bad_len``.
 * ``write``: ``ready`` as stall port 3 says; every write beat logged with its cycle.
-* ``done``: always ready; every completion's fault code and cycle captured.
+* ``done``: ``ready`` as stall port 4 says; every completion's fault code and cycle
+  captured.
+* a :class:`~tilecosim.sim.protocol.ProtocolMonitor` on ``req``, ``write`` and ``done``
+  (requests and writes are memory accesses; ``moves`` says which instructions of the batch
+  the model lets move data), its first violation read back on ``proto``.
 
 ``start`` (one cycle) loads the four patterns (the ``stall`` port) and begins a run;
 ``finished`` rises with the completion of the ``count``-th instruction. The ``rb`` port
@@ -45,9 +49,10 @@ from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
 from .benches.tload import SimResult, TileCollector, budget, finish, instr_payload
-from .harness import (MemoryLoad, Readback, RunControl, WriteLog, batch_source, completions,
-                      loaded_memory, memory_port, read_bytes, read_entries, read_log, run_batch,
-                      stall_gens, stall_loads, write_words)
+from .harness import (MemoryLoad, ProtocolReport, Readback, RunControl, WriteLog, batch_source,
+                      completions, loaded_memory, memory_port, protocol_monitor, read_bytes,
+                      read_entries, read_log, read_protocol, run_batch, stall_gens, stall_loads,
+                      stream_of, write_words)
 from .stall import seed_state, threshold
 
 __all__ = ["BatchTLoad", "batch_tload_setup", "run_tload_batches", "run_batch_tload"]
@@ -56,7 +61,8 @@ WORD = 32                          # bytes per global-memory word of the harness
 QUEUE = 32                         # responses pending at most (the engine keeps <= depth)
 LANES = 8                          # logged beats read back per clock edge
 JUNK_BYTE = 0xA5                   # the Python bench's bytes past a response's length
-PORTS = ("instr", "req", "resp", "write")       # stall ports 0..3 of the Python bench
+PORTS = ("instr", "req", "resp", "write", "done")    # stall ports 0..4 of the Python bench
+MONITORED = ("req", "write", "done")                # the streams the engine drives
 
 class BatchTLoad(wiring.Component):
     """The TLOAD engine with its batch, global memory, tile-write log and completion capture
@@ -104,6 +110,7 @@ class BatchTLoad(wiring.Component):
             "bad_req": Out(1), "bad_addr": Out(64), "bad_len": Out(8),
             "rb": In(Readback(depth, {"accept": 32, "done": 32, "fault": FaultCode})),
             "lb": In(Readback(-(-beats // LANES), {"entries": LANES * self.entry_bits})),
+            "moves": In(depth), "proto": In(ProtocolReport()),
         })
 
     def elaborate(self, platform):
@@ -115,10 +122,13 @@ class BatchTLoad(wiring.Component):
         with m.If(self.start):
             m.d.sync += [self.overflow.eq(0), self.bad_req.eq(0), self.requests.eq(0)]
         go = stall_gens(m, self.stall, PORTS, self.start)
-        batch_source(m, self, self.instr, eng.instr, ctl, go["instr"])
+        src = batch_source(m, self, self.instr, eng.instr, ctl, go["instr"])
         self._memory(m, eng, ctl, go)
         self._writes(m, eng, ctl, go)
-        completions(m, eng.done, ctl, self)
+        cap = completions(m, eng.done, ctl, self, go["done"])
+        protocol_monitor(m, self, ctl, src, cap, {
+            "req": stream_of(eng.req, access=True), "write": stream_of(eng.write, access=True),
+            "done": stream_of(eng.done)})
         return m
 
     def _memory(self, m, eng, ctl, go):
@@ -168,10 +178,15 @@ def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list)
         port.set("mem_size", min(mem.size, (1 << 64) - 1))
         for (plist, cfg, payloads, seeds, thresholds), res in zip(batches, results):
             limit = budget(plist, mem, cfg, res)
+            moves = sum(1 << i for i, b in enumerate(res.beats) if b)
             res.timed_out = not await run_batch(port, "instr", payloads,
-                                                dict(zip(PORTS, zip(seeds, thresholds))), limit)
+                                                dict(zip(PORTS, zip(seeds, thresholds))), limit,
+                                                moves)
+            res.error = await read_protocol(port, MONITORED)
             nbeats, requests, overflow, bad, bad_addr, bad_len = await port.tick(
                 "nbeats", "requests", "overflow", "bad_req", "bad_addr", "bad_len")
+            if res.error:
+                continue
             if overflow:
                 res.error = ("the batch overflowed the harness's write log: run fewer "
                              "instructions per batch")
@@ -221,9 +236,10 @@ def run_tload_batches(batches, mem: np.ndarray, backend: str = "amaranth",
                              "profile, lcfr, transpose and depth")
         if not 1 <= len(plist) <= depth:
             raise ValueError(f"{len(plist)} instructions: a batch holds 1..{depth}")
-        probs = (cfg.p_instr_valid, cfg.p_req_ready, cfg.p_resp_valid, cfg.p_write_ready)
+        probs = (cfg.p_instr_valid, cfg.p_req_ready, cfg.p_resp_valid, cfg.p_write_ready,
+                 cfg.p_write_ready)
         specs.append((plist, cfg, [pack(TLoadInstr, instr_payload(p)) for p in plist],
-                      tuple(seed_state(cfg.seed, k) for k in range(4)),
+                      tuple(seed_state(cfg.seed, k) for k in range(len(PORTS))),
                       tuple(threshold(p) for p in probs)))
     gm_words = -(-mem_bytes // WORD) + 4                 # BatchTLoad.gm_words
     width, latency, profile, lcfr, transpose, edepth = shape

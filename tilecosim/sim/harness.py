@@ -39,11 +39,13 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .api import hang_limit
+from .protocol import ProtocolMonitor, Rule, violation
 from .stall import THRESHOLD_BITS, StallGen
 
-__all__ = ["MemoryLoad", "StallLoad", "stall_loads", "Readback", "RunControl", "BatchSource",
+__all__ = ["MemoryLoad", "StallLoad", "stall_loads", "Readback", "ProtocolReport",
+           "protocol_monitor", "read_protocol", "RunControl", "BatchSource",
            "Responder", "WriteLog", "Capture", "stall_gens", "batch_source", "memory_port",
-           "capture_run", "completions", "wide_memory", "loaded_memory", "read_bytes", "path", "write_words",
+           "capture_run", "completions", "stream_of", "wide_memory", "loaded_memory", "read_bytes", "path", "write_words",
            "run_batch", "read_entries", "read_log", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
@@ -80,6 +82,16 @@ class Readback(wiring.Signature):
         super().__init__({"addr": Out(range(depth)), **{n: In(s) for n, s in fields.items()}})
 
 
+class ProtocolReport(wiring.Signature):
+    """The first protocol violation of a run, read after it
+    (:class:`~tilecosim.sim.protocol.ProtocolMonitor`): its ``rule`` (0: none), ``stream``
+    (index) and cycle ``at``; ``boot``, a ``valid`` after a reset edge before the first
+    run."""
+
+    def __init__(self):
+        super().__init__({"rule": In(3), "stream": In(4), "at": In(32), "boot": In(1)})
+
+
 # --- the pieces -----------------------------------------------------------------------------
 
 class RunControl(wiring.Component):
@@ -108,7 +120,8 @@ class BatchSource(wiring.Component):
     pattern), then holds ``valid`` until the operation is taken, as the Python bench's
     :class:`~tilecosim.sim.streams.Source`. The ``cycle`` of every accept is kept;
     ``rb_addr`` -> ``rb_accept`` reads it back the cycle after. No latency of its own: an
-    operation is offered in the cycle its pattern lets it go.
+    operation is offered in the cycle its pattern lets it go. ``index`` counts the
+    operations taken since ``start``.
     """
 
     def __init__(self, shape, depth: int):
@@ -119,6 +132,7 @@ class BatchSource(wiring.Component):
             "start": In(1), "running": In(1), "cycle": In(32),
             "o": Out(stream.Signature(shape)),
             "rb_addr": In(range(depth)), "rb_accept": Out(32),
+            "index": Out(range(depth + 1)),
         })
 
     def elaborate(self, platform):
@@ -127,7 +141,7 @@ class BatchSource(wiring.Component):
         write, read = wide_memory(m, "queue", len(wdata), self.depth, read_domain="comb")
         write(self.load.addr, wdata, self.load.en)
         m.submodules.accepts = acc = memory.Memory(shape=32, depth=self.depth, init=[])
-        index, held = Signal(range(self.depth + 1)), Signal()
+        index, held = self.index, Signal()
         more = self.running & (index < self.count)
         m.d.comb += [self.o.payload.eq(read(index)), self.o.valid.eq(more & (held | self.go))]
         aw = acc.write_port()
@@ -238,7 +252,7 @@ class Capture(wiring.Component):
     """The ``fields`` (a dict name -> shape) of every cycle ``take`` is high, entry n for the
     n-th take, up to ``depth``; ``last`` with the ``count``-th take, and ``finished`` from
     the cycle after it until the next ``start``. ``rb_addr`` -> ``rb`` reads an entry back
-    the cycle after."""
+    the cycle after; ``taken`` counts the takes since ``start``."""
 
     def __init__(self, fields: dict, depth: int):
         self.layout = data.StructLayout(fields)
@@ -247,11 +261,12 @@ class Capture(wiring.Component):
             "fields": In(self.layout), "take": In(1), "start": In(1),
             "count": In(range(depth + 1)), "last": Out(1), "finished": Out(1),
             "rb_addr": In(range(depth)), "rb": Out(self.layout),
+            "taken": Out(range(depth + 1)),
         })
 
     def elaborate(self, platform):
         m = Module()
-        taken = Signal(range(self.depth + 1))
+        taken = self.taken
         for name in self.layout.members:
             value = Value.cast(getattr(self.fields, name))
             write, read = wide_memory(m, name, len(value), self.depth)
@@ -322,14 +337,45 @@ def capture_run(m, name: str, harness, ctl, take, fields: dict) -> Capture:
     return cap
 
 
-def completions(m, done, ctl, harness) -> Capture:
+def completions(m, done, ctl, harness, go) -> Capture:
     """An engine's ``done`` stream (one :data:`~tilecosim.hdl.common.Completion` per
-    operation, always taken): the fault code and cycle of every completion captured
-    (``accept`` stays the source's), read back through the harness's ``rb``; the run stops
-    with the ``count``-th."""
-    m.d.comb += done.ready.eq(1)
-    return capture_run(m, "completions", harness, ctl, ctl.running & done.valid,
+    operation), ``ready`` as ``go`` (its stall pattern) says: the fault code and cycle of
+    every completion captured (``accept`` stays the source's), read back through the
+    harness's ``rb``; the run stops with the ``count``-th."""
+    m.d.comb += done.ready.eq(ctl.running & go)
+    return capture_run(m, "completions", harness, ctl, done.valid & done.ready,
                        {"done": ctl.cycle, "fault": done.payload.fault})
+
+
+def protocol_monitor(m, harness, ctl, src: BatchSource, cap: Capture,
+                     streams: dict) -> ProtocolMonitor:
+    """A :class:`~tilecosim.sim.protocol.ProtocolMonitor` on ``streams`` (name -> (valid,
+    ready, payload, access): what the design drives, and whether a beat is a memory access),
+    with the instructions of ``src`` and the completions of ``cap``; which instructions move
+    data comes from the harness's ``moves`` (a bit per instruction of the batch), the report
+    goes out on its ``proto`` (``In(ProtocolReport())``)."""
+    m.submodules.protocol = mon = ProtocolMonitor(
+        {n: len(Value.cast(p)) for n, (_, _, p, _) in streams.items()}, harness.depth)
+    for n, (valid, ready, payload, access) in streams.items():
+        m.d.comb += [getattr(mon, f"{n}_valid").eq(valid), getattr(mon, f"{n}_ready").eq(ready),
+                     getattr(mon, f"{n}_payload").eq(payload),
+                     getattr(mon, f"{n}_access").eq(access)]
+    moves = harness.moves
+    m.d.comb += [mon.start.eq(harness.start), mon.running.eq(ctl.running),
+                 mon.cycle.eq(ctl.cycle),
+                 mon.accepted.eq(src.o.valid & src.o.ready),
+                 mon.accepted_moves.eq(moves.bit_select(src.index, 1)),
+                 mon.completed.eq(cap.take),
+                 mon.completed_moves.eq(moves.bit_select(cap.taken, 1)),
+                 mon.taken.eq(src.index), mon.done.eq(cap.taken),
+                 harness.proto.rule.eq(mon.rule), harness.proto.stream.eq(mon.stream),
+                 harness.proto.at.eq(mon.at), harness.proto.boot.eq(mon.boot)]
+    return mon
+
+
+def stream_of(s, access: bool = False) -> tuple:
+    """(valid, ready, payload, access) of a stream, for :func:`protocol_monitor`."""
+    return (s.valid, s.ready, Value.cast(s.payload), int(access))
 
 
 def wide_memory(m, name: str, width: int, depth: int, read_domain: str = "sync"):
@@ -436,14 +482,34 @@ async def read_log(port, readback: str, field: str, count: int, lanes: int,
     return out[:count]
 
 
-async def run_batch(port, queue: str, payloads, stalls: dict, limit: int) -> bool:
+async def read_protocol(port, streams) -> str | None:
+    """The first protocol violation of the run just ended (the harness's ``proto`` port), as
+    its message, with ``streams`` the names the monitor was given in order; None when there
+    was none."""
+    rule, index, at, boot = await port.tick(*(path("proto", f) for f in
+                                              ProtocolReport().members))
+    names = list(streams)
+    if rule:
+        return violation(names[index] if index < len(names) else f"stream {index}", at,
+                         Rule(rule))
+    if boot:
+        return violation("a stream", "before the first run", Rule.VALID_IN_RESET)
+    return None
+
+
+async def run_batch(port, queue: str, payloads, stalls: dict, limit: int,
+                    moves: int | None = None) -> bool:
     """One run of a harness: write ``payloads`` to its ``queue`` (a :class:`MemoryLoad`
     member), set ``count`` and each stall pattern (``stalls``: port -> (seed state,
     threshold), on the harness's ``stall`` member, :func:`stall_loads`), pulse ``start`` and
     wait for ``finished`` in one wait of at most ``limit`` cycles (its
-    :func:`~tilecosim.sim.api.hang_limit`). Returns whether it finished."""
+    :func:`~tilecosim.sim.api.hang_limit`). ``moves``: a bit per instruction, set where the
+    model says it moves data (the harness's ``moves``, for its protocol monitor). Returns
+    whether it finished."""
     await write_words(port, queue, payloads)
     port.set("count", len(payloads))
+    if moves is not None:
+        port.set("moves", moves)
     seed, threshold = StallLoad().members
     for name, (state, th) in stalls.items():
         port.set(path("stall", name, seed), state)

@@ -22,11 +22,12 @@ from tilecosim.sim.api import pack, stretched, unpack, watchdog
 from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 from tilecosim.sim.stall import Stall
-from tilecosim.sim.streams import Sink, Source
+from tilecosim.sim.protocol import ProtocolError, Rule
+from tilecosim.sim.streams import Sink, Source, in_flight
 
 __all__ = ["AlignCase", "StoreCase", "load_align_setup", "simulate_load_align",
            "compare_load_align", "store_align_setup", "store_align_run", "simulate_store_align",
-           "store_footprint", "store_source", "compare_store_align"]
+           "store_footprint", "store_source", "compare_store_align", "store_moves"]
 
 T_LOG = {"b8": 0, "b16": 1, "b32": 2, "b64": 3}
 MODE = {"plain": Addressing.PLAIN, "post_update": Addressing.POST_UPDATE,
@@ -54,6 +55,8 @@ class AlignResult:
     out: list = field(default_factory=list)
     timed_out: bool = False
     waveform: str | None = None            # written when the watchdog fired
+    error: str | None = None               # what a batch harness found wrong (the Python
+                                           # bench raises AssertionError instead)
 
 
 def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_ready: float,
@@ -87,7 +90,7 @@ def load_align_procs(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_r
         if len(res.results) == len(cases):
             state["done"] = True
 
-    sink = Sink("res", state, result, stall=Stall(seed, 1, p_ready))
+    sink = Sink("res", state, result, stall=Stall(seed, 1, p_ready), most=lambda: len(res.accept))
 
     return [clock, driver, sram, sink]
 
@@ -121,8 +124,11 @@ def _element_bytes(c: AlignCase) -> int:
 
 
 def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:
-    """Disagreements with the model, one line each (empty: all equal)."""
-    problems = []
+    """Disagreements with the model, one line each (empty: all equal); a batch harness's
+    protocol violation first."""
+    problems = [res.error] if res.error else []
+    if res.error:
+        return problems
     if res.timed_out:
         problems.append(f"the unit did not return every result within 10 cycles per op + 100; "
                         f"waveform: {res.waveform}")
@@ -185,10 +191,15 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
     driver = Source("op", payloads, state, stall=Stall(seed, 0, p_op),
                     accepted=state.setdefault("accept", []))
 
+    accepted = state["accept"]
+    may_store = in_flight(accepted, results, store_moves(cases, ub, vl))
+
     async def sram(port):
         port.set("ub_size", ub.size)
         while not state["done"]:
             en, addr, wdata, be = await port.tick("ub_wen", "ub_waddr", "ub_wdata", "ub_wbe")
+            if en and not may_store(state["cycle"] - 1):
+                raise ProtocolError("ub_wen", state["cycle"] - 1, Rule.FAULTING_ACCESS)
             if en:
                 d = int(wdata).to_bytes(2 * vl, "little")
                 for k in range(2 * vl):
@@ -206,9 +217,26 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
         if len(results) == len(cases):
             state["done"] = True
 
-    sink = Sink("res", state, result, stall=Stall(seed, 1, p_ready))
+    sink = Sink("res", state, result, stall=Stall(seed, 1, p_ready),
+                most=lambda: len(accepted))
 
     return [clock, driver, sram, sink]
+
+
+def store_moves(cases, ub: np.ndarray, vl: int) -> list[bool]:
+    """Which StoreAligns the model lets store (no fault): the protocol's access rule lets
+    only these write UB."""
+    out = []
+    for c in cases:
+        regs = [np.frombuffer(r, np.uint8) for r in c.regs]
+        mask = np.frombuffer(c.mask, np.uint8).astype(bool)
+        try:
+            store_align(Buffer("UB", ub.copy()), c.addr, regs, c.dist, c.t, mask, c.how, vl,
+                        c.reg_trait)
+            out.append(True)
+        except Fault:
+            out.append(False)
+    return out
 
 
 def store_align_setup(cases, ub: np.ndarray, vl: int, seed: int, p_op: float, p_ready: float):

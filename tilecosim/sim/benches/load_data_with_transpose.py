@@ -18,7 +18,7 @@ from tilecosim.sim.api import pack, stretched, unpack, watchdog
 from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 from tilecosim.sim.stall import Stall
-from tilecosim.sim.streams import Responder, Sink, Source
+from tilecosim.sim.streams import Responder, Sink, Source, in_flight
 
 __all__ = ["LdtCall", "L1L0Result", "l1l0_limit", "l1l0_setup", "simulate_l1l0",
            "run_and_compare_l1l0", "compare_l1l0"]
@@ -80,6 +80,19 @@ def l1l0_limit(calls, l1: np.ndarray, l0_size: int) -> int:
     return 10 * beats + 150 + 50 * len(calls)
 
 
+def l1l0_moves(calls, l1: np.ndarray, l0_size: int) -> list[bool]:
+    """Which calls move data by the model: no fault, and at least one byte (the protocol's
+    access rule: the others must not read L1 or write L0)."""
+    out = []
+    for c in calls:
+        try:
+            pl = plan_ldt(c.params, Buffer("L1", l1), Buffer(c.dst_name, l0_size), c.dst, c.src)
+            out.append(pl.bytes_moved > 0)
+        except Fault:
+            out.append(False)
+    return out
+
+
 def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency: int = 2,
                stall: float = 0.0, width: int = 32):
     """The L1 -> L0 bench, simulator-neutral (see :mod:`tilecosim.sim.api`)."""
@@ -105,8 +118,10 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
         res.reads += 1
         return int.from_bytes(l1[a:a + W].tobytes(), "little")
 
+    moving = in_flight(res.accept, res.faults, l1l0_moves(calls, l1, res.l0.size))
     l1_port = Responder("rd", "rd_data", state, read, latency=latency,
-                        ready_stall=Stall(seed, 1, ok), valid_stall=Stall(seed, 2, ok))
+                        ready_stall=Stall(seed, 1, ok), valid_stall=Stall(seed, 2, ok),
+                        allowed=moving)
     wr_layout = data.StructLayout({"addr": 32, "data": 8 * W})
 
     def write(bits, cycle):
@@ -119,7 +134,7 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
         if res.first_write is None:
             res.first_write = cycle
 
-    l0_port = Sink("wr", state, write, stall=Stall(seed, 3, ok))
+    l0_port = Sink("wr", state, write, stall=Stall(seed, 3, ok), allowed=moving)
 
     def complete(bits, cycle):
         res.faults.append(int(bits))                    # the payload is {fault} alone
@@ -127,7 +142,8 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
         if len(res.faults) == len(calls):
             state["done"] = True
 
-    completions = Sink("done", state, complete)
+    completions = Sink("done", state, complete, stall=Stall(seed, 4, ok),
+                       most=lambda: len(res.accept))
 
     return [clock, driver, l1_port, l0_port, completions]
 

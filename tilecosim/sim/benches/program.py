@@ -391,7 +391,7 @@ def program_procs(programs: list[list[GoldenStep]], mem: np.ndarray, cfg: Progra
                       ready_stall=Stall(cfg.seed, 1, cfg.p_req_ready),
                       valid_stall=Stall(cfg.seed, 2, cfg.p_resp_valid)),
             Sink("mem_wr", state, mem_write, stall=Stall(cfg.seed, 4, cfg.p_req_ready)),
-            Sink("done", state, complete)]
+            Sink("done", state, complete, stall=Stall(cfg.seed, 5, cfg.p_req_ready))]
 
 
 def program_setup(programs, mem, cfg: ProgramConfig):

@@ -34,7 +34,7 @@ from tilecosim.sim.api import pack, stretched, unpack, watchdog
 from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 from tilecosim.sim.stall import Stall
-from tilecosim.sim.streams import Responder, Sink, Source
+from tilecosim.sim.streams import Responder, Sink, Source, in_flight
 
 __all__ = ["instr_payload", "memory_answer", "SimConfig", "SimResult", "TileCollector", "budget", "simulate_tload", "compare", "Mismatch",
            "run_and_compare", "repro_command", "tload_setup"]
@@ -243,6 +243,7 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     source = Source("instr", payloads, state, stall=Stall(cfg.seed, 0, cfg.p_instr_valid),
                     accepted=res.accept_cycles)
     answer = memory_answer(mem, W, "engine")
+    moving = in_flight(res.accept_cycles, res.faults, [b > 0 for b in res.beats])
 
     def read(bits):
         res.requests += 1
@@ -264,9 +265,11 @@ def tload_procs(plist: list[TLoadParams], mem: np.ndarray, cfg: SimConfig, res: 
     return [clock, _driver(source, payloads, mem, cfg, res, state, collector),
             Responder("req", "resp", state, read, latency=cfg.latency,
                       ready_stall=Stall(cfg.seed, 1, cfg.p_req_ready),
-                      valid_stall=Stall(cfg.seed, 2, cfg.p_resp_valid)),
-            Sink("write", state, write, stall=Stall(cfg.seed, 3, cfg.p_write_ready)),
-            Sink("done", state, complete)]
+                      valid_stall=Stall(cfg.seed, 2, cfg.p_resp_valid), allowed=moving),
+            Sink("write", state, write, stall=Stall(cfg.seed, 3, cfg.p_write_ready),
+                 allowed=moving),
+            Sink("done", state, complete, stall=Stall(cfg.seed, 4, cfg.p_write_ready),
+                 most=lambda: len(res.accept_cycles))]
 
 
 def finish(res: SimResult) -> SimResult:

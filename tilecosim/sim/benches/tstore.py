@@ -156,7 +156,8 @@ def _procs(cases, mem: np.ndarray, cfg: TStoreConfig, res: TStoreResult):
 
     return [clock, driver, tile_port,
             Sink("wr", state, write, stall=Stall(cfg.seed, 3, cfg.p_wr_ready)),
-            Sink("done", state, complete)]
+            Sink("done", state, complete, stall=Stall(cfg.seed, 4, cfg.p_wr_ready),
+                 most=lambda: len(res.accept_cycles))]
 
 
 def tstore_setup(cases, mem, cfg: TStoreConfig):
