@@ -37,6 +37,33 @@ def test_the_docs_page_is_the_contract():
     assert (ROOT / "docs" / "contract.md").read_text() == page()
 
 
+@pytest.mark.parametrize("name", [op.name for op in contract_ops()])
+def test_every_fault_rule_on_the_page_is_the_models(name):
+    """Each row of an operation's fault table names the edges regress draws on its sides:
+    drawn through the golden model, a faulting edge faults with the row's code and a legal
+    one does not fault; every faulting edge belongs to a row, so that no boundary regress
+    draws is missing from the page."""
+    op = ops.get(name)
+    assert op.fault_rules
+    edges = op.edges()
+    named = set()
+    for row in op.fault_rules:
+        for edge in row.edges:
+            assert edge in edges, f"{row.fault} ({row.when}): no edge {edge}"
+            named.add(edge)
+            rng = random.Random(edge)
+            for _ in range(200):                 # as regress aims at a bin
+                item, fault, bins = op.draw(rng, edge)
+                if edge in bins:
+                    break
+            assert edge in bins, edge
+            if ".fault:" in edge:
+                assert type(fault).__name__ == row.fault, (edge, row.when, fault)
+            else:
+                assert fault is None, (edge, fault)
+    assert [e for e in edges if ".fault:" in e and e not in named] == []
+
+
 def _draw(rng, f):
     """A random legal value of field ``f``, one per element of an array."""
     def one(bits):

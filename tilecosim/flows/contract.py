@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tilecosim import ops
 from tilecosim.sim.contract import Contract, Port
+from tilecosim.sim.protocol import RULES
 
 __all__ = ["contract_ops", "page", "section", "COMMON"]
 
@@ -49,7 +50,25 @@ has something to send. An X or Z on an output the bench reads fails the run.
 both high. Once the sender raises `valid`, it keeps `valid` high and the payload unchanged
 until the beat moves. `valid` may not wait for `ready`; `ready` may depend on `valid`. The
 benches keep to this on the streams they drive, and show every stream's beats in the
-waveform groups.
+waveform groups. Every stream the design drives meets back-pressure (`ready` low at random,
+from the run's stall seed), `done` included: in `regress`, every other batch of scenarios
+runs with 20 % idle and back-pressure on every port.
+
+**Protocol checks.** The benches check these rules on every stream the design drives, in
+every cycle, whatever data lands (D17): the Python-driven bench in its stream drivers, the
+batch harnesses of `regress` with a monitor in their gateware. A broken rule is a failure
+of its own class, `PROTOCOL` (JSON `kind` `"protocol"`), that names the stream, the cycle
+(counted from the run's first cycle), the rule, a waveform and a reproduce line:
+
+{rules}
+
+A memory access is a beat of a request or write stream (`req` and `write` of TLOAD, `rd`
+and `wr` of LoadDataWithTranspose, StoreAlign's UB writes); LoadAlign's UB reads are not
+checked (the unit may read UB in the cycle it takes an op, before its checks are known). An
+instruction "moves data" when the model says it does not fault and moves at least one
+byte (a LoadDataWithTranspose of repeatTimes 0 moves none: it must not touch L1 or L0). The
+Python-driven bench lets a beat move in the cycle its instruction is taken by counting the
+instruction next in line as taken; the batch harness is exact.
 
 **Ordering.** One completion (or result) per instruction, in the order the instructions
 were accepted. The responses of a memory port come in the order of its requests.
@@ -73,7 +92,19 @@ a TOML file beside it, `<first file's stem>.supports.toml`, or names one with
 it implements (a key left out: all of them; `faults = false`: it checks no fault). `regress`
 then draws only scenarios inside the subset and reports the coverage bins no such scenario
 can hit as not applicable, apart from the uncovered ones.
-`examples/designs/tload_engine_bytewise.supports.toml` is one.
+`examples/designs/tload_engine_bytewise.supports.toml` is one:
+
+    # what tload_engine_bytewise.v implements of the tload contract
+    layouts = ["NORM"]                  # NORM, ND2NZ, ND2ZN, DN2NZ, DN2ZN
+    pads = ["Zero", "Null"]
+    outputs = [1]                       # 1..8
+    widths = [32]                       # 32, 64, 128
+    faults = false                      # it checks no fault: only legal scenarios are drawn
+
+**Reset in mid-instruction.** `regress`'s batch harnesses reset the design only before the
+first run. The TLOAD bench of the test suite also resets the engine in the middle of an
+instruction (its notes below), and the tile-system bench resets the system for two cycles
+between programs; after a reset the design must behave as if nothing came before.
 
 **Faults.** A faulting instruction completes with its D8 code (docs/design.md D8) in the
 order the model checks the rules, and changes nothing:
@@ -141,6 +172,21 @@ def _field_rows(at: dict, p: Port) -> list[str]:
     return rows
 
 
+def _fault_rows(op) -> list[str]:
+    """The operation's fault table, in the model's checking order (its ``fault_rules``)."""
+    if not op.fault_rules:
+        return []
+    rows = [f"Faults, in the order the model checks them: the first rule broken is the "
+            f"completion's code, and the instruction changes nothing. `regress` runs with "
+            f"{op.regress_sizes}; the edge bins it draws first (D17) sit on both sides of "
+            f"the bounds, and `tilecosim {op.name} --json` gives the model's verdict on any "
+            f"one instruction.", "",
+            "| # | fault | faults when | checked when the count is 0 |", "|---:|---|---|---|"]
+    for k, r in enumerate(op.fault_rules, 1):
+        rows.append(f"| {k} | {r.fault} | {r.when} | {r.at_zero} |")
+    return rows + [""]
+
+
 def section(op) -> str:
     """The docs section of ``op``'s contract, at every beat width it is built at."""
     widths = op.widths or (None,)
@@ -157,6 +203,7 @@ def section(op) -> str:
     out += [f"- `{k}`: " + (", ".join(f"`{v}`" for v in vals) if k != "faults" else
                             "`true` (it checks the faults) or `false`")
             for k, vals in op.capabilities.items()] + [""]
+    out += _fault_rows(op)
     out += _port_rows(at) + [""]
     for p in first.ports:
         if p.fields:
@@ -170,4 +217,6 @@ def page() -> str:
     fault = next(f for op in contract_ops() for p in op.contract().ports for f in p.fields
                  if f.enum == "FaultCode")
     text = COMMON.replace("{faults}", "\n".join(f"| {v} | {n} |" for n, v in fault.values))
+    text = text.replace("{rules}", "\n".join(f"{int(r)}. {what[0].upper()}{what[1:]}."
+                                              for r, what in RULES.items()))
     return text + "\n" + "\n".join(section(op) for op in contract_ops())

@@ -14,7 +14,7 @@ from tilecosim.sim.contract import Contract, derive
 from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.ports import probe
 
-__all__ = ["Top", "Unit", "Outcome", "Operation", "by_class"]
+__all__ = ["Top", "Unit", "Outcome", "Operation", "FaultRule", "by_class"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,22 @@ class Top:
     make: Callable                   # make(profile) -> a wiring.Component
     what: str                        # one line for the listing
     parts: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class FaultRule:
+    """One row of an operation's fault table on the contract page (docs/contract.md), in the
+    order the model checks its rules: the first broken rule's code is the completion's.
+
+    ``fault`` the D8 name; ``when`` the boundary, as the inequality over the fields that
+    faults; ``at_zero`` whether it is checked when the instruction's count is 0; ``edges``
+    the edge bins regress draws on its sides (D17), legal ones (``.edge:``) and faulting
+    ones (``.fault:``) -- a test draws each through the model and holds the row to what it
+    says (tests/sim/test_contract.py)."""
+    fault: str
+    when: str
+    at_zero: str = "-"
+    edges: tuple = ()
 
 
 @dataclass
@@ -106,6 +122,10 @@ class Operation:
     #: the contract's prose on docs/contract.md: what the engine's environment does on each
     #: port, and what the design must and must not do beyond the common rules
     contract_notes: str = ""
+    #: the fault table of the contract page, in the model's checking order
+    fault_rules: tuple = ()
+    #: the sizes of the buffers regress runs with, as the contract page gives them
+    regress_sizes: str = ""
     #: the design under test (D16): the built-in engine unless ``--dut`` names one from
     #: elsewhere (see :meth:`with_design`)
     design: Design = BUILTIN

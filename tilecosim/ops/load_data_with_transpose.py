@@ -38,7 +38,7 @@ from tilecosim.sim.batch_l1l0 import run_l1l0_batches
 from tilecosim.sim.benches.load_data_with_transpose import (LdtCall, compare_l1l0,
                                                             run_and_compare_l1l0, simulate_l1l0)
 
-from .base import Operation, Outcome, Top, Unit, by_class
+from .base import FaultRule, Operation, Outcome, Top, Unit, by_class
 
 __all__ = ["LoadDataWithTranspose", "ldt_bins", "random_ldt_call"]
 
@@ -245,6 +245,45 @@ class LoadDataWithTranspose(Operation):
     contract_module = "l1l0_engine"
     capabilities = {"faults": (True, False), "widths": (32, 64, 128),
                     "dtypes": tuple(LDT_DTYPES), "versions": (1, 2)}
+    # R = repeatTimes, F = the fractals of one square (nfrac), S = a square's bytes; i < R,
+    # j < F; fractals are 512 bytes (model/load_data.py plan_ldt)
+    fault_rules = (
+        FaultRule("IllegalParameter", "dtype is none of the LoadDataWithTranspose types", "yes"),
+        FaultRule("ParameterRange", "startIndex, srcStride, dstGap, dstFracGap or srcFracGap "
+                  "(V2) > 65535; repeatTimes > 255, or repeatTimes = 0 on V2", "yes",
+                  ("ldt.edge:range/srcStride/max", "ldt.edge:range/dstGap/max",
+                   "ldt.edge:range/dstFracGap/max", "ldt.edge:range/srcFracGap/max",
+                   "ldt.fault:range/startIndex/past", "ldt.fault:range/srcStride/past",
+                   "ldt.fault:range/dstGap/past", "ldt.fault:range/dstFracGap/past",
+                   "ldt.fault:range/srcFracGap/past", "ldt.fault:range/repeatTimes/past",
+                   "ldt.fault:range/repeatTimes/V2-zero",
+                   "ldt.fault:order/ParameterRange>IllegalParameter")),
+        FaultRule("IllegalParameter", "the destination is not L0A or L0B; V2 to L0A; V2 of "
+                  "int4b; int4b to L0A", "yes",
+                  ("ldt.fault:order/IllegalParameter>Alignment",)),
+        FaultRule("Alignment", "dst mod 512 != 0 (L0), or src mod 32 != 0 (L1)", "yes",
+                  ("ldt.fault:order/Alignment>OutOfBounds",)),
+        FaultRule("IllegalParameter", "two destination fractals overlap: (dstGap + 1) x i + "
+                  "(dstFracGap + 1) x j equal for two pairs (i, j)", "no",
+                  ("ldt.fault:order/overlap>OutOfBounds",)),
+        FaultRule("OutOfBounds", "the lowest source address < 0 (addrMode 1 steps down)", "no",
+                  ("ldt.edge:l1/start", "ldt.fault:l1/below")),
+        FaultRule("OutOfBounds", "the highest source fractal ends past L1: src_addr(i, j) + 512 "
+                  "> l1_size, src_addr = src + (startIndex +/- i x srcStride) x S + j x 512 "
+                  "(V1), src + (startIndex +/- i x srcStride + j x (1 + srcFracGap)) x 512 (V2, "
+                  "inferred: D10); - when addrMode = 1", "no",
+                  ("ldt.edge:l1/end", "ldt.fault:l1/past", "ldt.fault:range/startIndex/max",
+                   "ldt.fault:range/startIndex/top", "ldt.fault:range/srcStride/top",
+                   "ldt.fault:range/srcFracGap/top", "ldt.fault:range/repeatTimes/max")),
+        FaultRule("OutOfBounds", "the highest destination fractal ends past L0: dst + ((dstGap + "
+                  "1) x (R - 1) + (dstFracGap + 1) x (F - 1)) x 512 + 512 > l0_size", "no: "
+                  "repeatTimes 0 (V1) is a no-op that checks only the alignment of its bases "
+                  "(D10)",
+                  ("ldt.edge:l0/end", "ldt.fault:l0/past", "ldt.edge:l0/repeat0-at-end",
+                   "ldt.edge:l0/repeat0-past", "ldt.fault:range/dstGap/top",
+                   "ldt.fault:range/dstFracGap/top")),
+    )
+    regress_sizes = "`l1_size` = 32768 bytes, `l0_size` = 16384 bytes"
     contract_notes = """\
 The L1 -> L0 engine of LoadDataWithTranspose V1 and V2 (seed 001, D10).
 

@@ -35,7 +35,7 @@ from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.benches.tload import (SimConfig, compare, repro_command, run_and_compare,
                                          simulate_tload)
 
-from .base import Operation, Outcome, Top, Unit, by_class
+from .base import FaultRule, Operation, Outcome, Top, Unit, by_class
 
 __all__ = ["TLoad", "esize_name", "tload_bins"]
 
@@ -257,6 +257,40 @@ class TLoad(Operation):
     capabilities = {"faults": (True, False), "widths": (32, 64, 128),
                     "layouts": tuple(x.name for x in TLoadLayout), "esizes": ESIZES,
                     "pads": tuple(x.name for x in PadValue), "outputs": tuple(range(1, 9))}
+    # n outputs, e bytes per element; Col is RegSrc1's Col, or ValidCol when it is omitted;
+    # Row = n x Size / (Col x e); the stride RegSrc1's, or ValidCol x e (ND) / ValidRow x e
+    # (DN) when omitted (model/tload.py plan)
+    fault_rules = (
+        FaultRule("IllegalInstruction", "n < 1 or n > 8 (the outputs)", "yes",
+                  ("tload.edge:outputs/max",)),
+        FaultRule("IllegalInstruction", "queues[k] is not T, U, M or N (ACC, S, or a code "
+                  "of 6 or 7), for some k < n", "yes",
+                  ("tload.fault:order/IllegalInstruction>IllegalParameter",
+                   "tload.fault:order/IllegalInstruction>OutOfBounds")),
+        FaultRule("IllegalParameter", "sizes[k] is not 256 x 2^j bytes, or sizes[k] < 256 or "
+                  "sizes[k] > 262144 (LCFR, D7), for some k < n", "yes",
+                  ("tload.edge:size/min", "tload.edge:size/max", "tload.fault:size/past",
+                   "tload.fault:size/below")),
+        FaultRule("IllegalParameter", "the n sizes are not all equal", "yes"),
+        FaultRule("IllegalParameter", "Col < 1", "yes"),
+        FaultRule("IllegalParameter", "ValidCol > Col", "yes",
+                  ("tload.fault:ValidCol/past", "tload.fault:order/IllegalParameter>OutOfBounds")),
+        FaultRule("IllegalParameter", "(n x Size) mod (Col x e) != 0 (Row not whole)", "yes"),
+        FaultRule("IllegalParameter", "ValidRow > Row", "yes",
+                  ("tload.edge:ValidRow/at", "tload.fault:ValidRow/past")),
+        FaultRule("IllegalParameter", "a DN source: Row mod n != 0; an ND source: Col mod n != 0 "
+                  "(the source splits into n bands)", "yes"),
+        FaultRule("IllegalParameter", "an NZ / ZN destination: each output tile's rows mod r0 "
+                  "!= 0 or its cols mod c0 != 0, (r0, c0) = (16, 32/e) for NZ, (32/e, 16) for "
+                  "ZN", "yes"),
+        FaultRule("OutOfBounds", "last >= mem_size, last = base + (ValidRow - 1) x stride + "
+                  "(ValidCol - 1) x e + e - 1 for an ND source (ValidRow and ValidCol swap for "
+                  "DN), computed without wrapping: a last byte past 2^64 faults", "no: ValidRow "
+                  "= 0 or ValidCol = 0 reads nothing, at any base",
+                  ("tload.edge:mem/end", "tload.fault:mem/past", "tload.fault:mem/start-at-end",
+                   "tload.fault:mem/wrap")),
+    )
+    regress_sizes = "global memory `mem_size` = 65536 bytes"
     contract_notes = """\
 The engine of one TLOAD (seed 002, D9): a decoded instruction in, memory reads out, tile
 writes out, one completion per instruction.
