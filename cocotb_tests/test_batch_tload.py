@@ -13,7 +13,7 @@ from tilecosim.sim.batch_tload import run_tload_batches
 from tilecosim.sim.benches.tload import SimConfig, compare, simulate_tload
 
 from tests.sim.test_batch_tload import instructions, same_result
-from tests.tiers import tiered
+from tests.tiers import SLOW
 from .simulators import SIMULATORS, need
 
 PLIST, MEM = instructions(5), seeded_memory(13, 1 << 15)
@@ -32,8 +32,10 @@ def python_bench(width):
     return [simulate_tload(PLIST, MEM, cfg) for cfg in configs(width)]
 
 
-@pytest.mark.parametrize("sim,width", tiered([(s, w) for w in (32, 64, 128) for s in SIMULATORS],
-                                              lambda sim, width: width > 32 or sim == "verilator"))
+# (all in the slow tier: the inner loop runs the harness on Icarus through regress, in
+# tests/flows/test_regress.py's test_the_same_seed_takes_the_same_cycles_on_every_backend)
+@SLOW
+@pytest.mark.parametrize("sim,width", [(s, w) for w in (32, 64, 128) for s in SIMULATORS])
 def test_batch_tload_on_a_verilog_simulator(sim, width):
     """(W = 64 and 128 in the slow tier: in make test the Amaranth tests of tests/hdl/ run
     the wide engines, and this harness's sequencing does not depend on W; Verilator too:

@@ -38,7 +38,9 @@ def test_programs_match_the_machine_with_amaranths_cycles(sim, check):
         assert g == w, f"program {k} on {sim} ({check}): faults/cycles differ from Amaranth's"
 
 
-@pytest.mark.parametrize("sim,check", [("icarus", "end"), slow("verilator", "each"),
+# (all in the slow tier: test_programs_match_the_machine_with_amaranths_cycles runs programs
+# on Icarus in the inner loop)
+@pytest.mark.parametrize("sim,check", [slow("icarus", "end"), slow("verilator", "each"),
                                        slow("verilator", "end")])
 def test_a_program_aimed_at_every_bin(sim, check):
     """One random program per bin of the program operation (48: pressure, Q#16, a queue
