@@ -188,6 +188,28 @@ def test_a_harness_batch_that_fails_is_narrowed_to_its_scenario_in_one_more_star
     assert sum(len(r.outcomes) for r in results) == 600
 
 
+def test_a_batch_that_hangs_is_narrowed_to_its_scenario(tmp_path, monkeypatch):
+    """A hang of a batch (the watchdog fired: the bench gives its waveform, no problem of a
+    scenario) re-runs the batch's scenarios alone and names the one that hangs alone; it
+    once raised KeyError out of regress (a mutant of the TLOAD engine that hangs found it)."""
+    from tilecosim import ops
+    from tilecosim.ops import Outcome
+    op = ops.get("load-align")
+    drawn = {"load-align": regress.draw_scenarios("load-align", 40, 3)}
+    culprit = drawn["load-align"][17].item
+
+    def run_many(batches, backend, image):
+        return [Outcome({}, "hang.vcd") if culprit in items else Outcome({})
+                for items, _, _ in batches]
+    monkeypatch.setattr(op, "run_many", run_many)
+    monkeypatch.setattr(regress, "draw_scenarios", lambda name, count, seed: drawn[name])
+    files = regress.image_files(tmp_path, 3)
+    work = regress.plan_jobs(["load-align"], drawn, "verilator", 3, files)
+    results = regress.run_job(*work[0])
+    bad = [o for r in results for o in r.outcomes if not o.ok]
+    assert [(o.index, o.problem) for o in bad] == [(17, "hung; waveform: hang.vcd")]
+
+
 def test_the_report_explains_its_columns_and_keeps_the_whole_uncovered_list(tmp_path):
     """3 LoadAligns leave most of the 125 bins uncovered: the line under the table names
     the file with all of them; the bins column is explained; a worker ran 1 job."""

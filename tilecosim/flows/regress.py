@@ -170,8 +170,10 @@ def run_job(op, batches, backend, seed, files, width: int = 32,
     image = operation.image(seed)
     got = _run_many(operation, [([s.item for s in scs], bseed, stall)
                                 for scs, bseed, stall in batches], backend, image)
+    # a batch-level problem, or a hang (its waveform: _judge makes it one), is re-run one
+    # scenario at a time to find the culprits
     lone = [(b, i) for b, ((scs, _, _), g) in enumerate(zip(batches, got))
-            if len(scs) > 1 and -1 in g.problems for i in range(len(scs))]
+            if len(scs) > 1 and (-1 in g.problems or g.waveform) for i in range(len(scs))]
     alone = dict(zip(lone, _run_many(operation, [([batches[b][0][i].item],) + batches[b][1:]
                                                 for b, i in lone], backend, image))) if lone else {}
     return [_judge(op, operation, scs, bseed, stall, g,

@@ -196,7 +196,8 @@ def compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, res: L1L0Result,
             code = f.code
         got = res.faults[k] if k < len(res.faults) else None
         if got != code:
-            problems.append(f"call {k}: fault {fault_label(got)} from the design, "
+            got_s = "no completion" if got is None else f"fault {fault_label(got)}"
+            problems.append(f"call {k}: {got_s} from the design, "
                             f"{fault_label(code)} from the model")
     diff = np.nonzero(want.data != res.l0)[0]
     if diff.size:

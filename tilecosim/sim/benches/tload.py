@@ -368,7 +368,8 @@ def run_and_compare(p: TLoadParams | list[TLoadParams], mem: np.ndarray,
         mism += mm
         got = res.faults[i] if i < len(res.faults) else None
         if got != (code or 0):
-            problems.append(f"{where}fault {fault_label(got)} from the design, "
+            got_s = "no completion" if got is None else f"fault {fault_label(got)}"
+            problems.append(f"{where}{got_s} from the design, "
                             f"{fault_label(code)} from the model")
     if any((len(plist), t) in res.tiles for t in range(8)):
         problems.append("writes beyond those of the instructions")
