@@ -471,7 +471,8 @@ writes out, one completion per instruction.
             ideal += ideals[-1]
             got = res.faults[i] if i < len(res.faults) else None
             if got != (code or 0):
-                problems[i] = (f"fault {fault_label(got)} from the design, "
+                got_s = "no completion" if got is None else f"fault {fault_label(got)}"
+                problems[i] = (f"{got_s} from the design, "
                                f"{fault_label(code)} from the model")
             elif mism:
                 problems[i] = (f"{mism[0]} ({len(mism)} elements differ)" if len(mism) > 1
