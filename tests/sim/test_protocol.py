@@ -4,8 +4,12 @@ monitor of the batch harnesses and by the Python-driven bench's stream drivers.
 Each case is a trace written by hand from the rule it breaks (or keeps), cycle by cycle, and
 the violation the rule's own words give: the rule, the stream and the cycle."""
 
+import gc
+import warnings
+
 import pytest
 from amaranth import ClockDomain, Module
+from amaranth.hdl import UnusedElaboratable
 from amaranth.sim import Simulator
 
 from tilecosim.sim.protocol import (ProtocolError, ProtocolMonitor, Rule, Watch, is_violation,
@@ -57,10 +61,10 @@ ACCESS = {"access of a faulting instruction", "access after completion",
           "access in the accept cycle"}
 
 
-def run_monitor(trace, access):
+def run_monitor(trace, access, completions="done"):
     """The gateware monitor on ``trace`` (s: a stream, a memory access when ``access``;
-    done: the completions)."""
-    mon = ProtocolMonitor({"s": 8, "done": 1}, depth=8)
+    ``completions``: the completion stream's name)."""
+    mon = ProtocolMonitor({"s": 8, completions: 1}, depth=8, completions=completions)
     top = Module()
     top.submodules.mon = mon
     top.domains.sync = cd = ClockDomain("sync")
@@ -81,8 +85,8 @@ def run_monitor(trace, access):
             ctx.set(mon.s_valid, c["v"])
             ctx.set(mon.s_ready, c["r"])
             ctx.set(mon.s_payload, c["p"])
-            ctx.set(mon.done_valid, c["done"])
-            ctx.set(mon.done_ready, c["done"])
+            ctx.set(getattr(mon, f"{completions}_valid"), c["done"])
+            ctx.set(getattr(mon, f"{completions}_ready"), c["done"])
             ctx.set(mon.accepted, c["acc"])
             ctx.set(mon.accepted_moves, c["mv"])
             ctx.set(mon.completed, c["done"])
@@ -100,7 +104,7 @@ def run_monitor(trace, access):
     sim.add_testbench(bench)
     sim.run()
     rule, stream, at = out["got"]
-    return None if rule == 0 else (Rule(rule), ["s", "done"][stream], at)
+    return None if rule == 0 else (Rule(rule), ["s", completions][stream], at)
 
 
 def run_watch(trace, access):
@@ -135,6 +139,20 @@ def test_the_gateware_monitor_names_the_rule_the_stream_and_the_cycle(name):
 def test_the_python_bench_checks_agree(name):
     trace, want = CASES[name]
     assert run_watch(trace, name in ACCESS) == want
+
+
+def test_the_completions_are_the_stream_named_so():
+    """An align unit's completions are its results (``res``): an extra one is named there,
+    whichever stream is listed last (StoreAlign's UB writes)."""
+    trace, _ = CASES["two completions of one"]
+    assert run_monitor(trace, False, completions="res") == (Rule.EXTRA_COMPLETION, "res", 2)
+    with warnings.catch_warnings():
+        # the half-built component is never elaborated: Amaranth would say so when it goes
+        # (as tests/hdl/test_params.py does)
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        with pytest.raises(ValueError, match="completions='done': not one of the streams s, res"):
+            ProtocolMonitor({"s": 8, "res": 1}, depth=8)
+        gc.collect()
 
 
 def test_a_violation_is_a_class_of_its_own():

@@ -98,7 +98,7 @@ class BatchLoadAlign(wiring.Component):
         src = batch_source(m, self, self.op, unit.op, ctl, go["op"])
         self._ub(m, unit)
         cap = _results(self, m, unit, ctl, go["res"])
-        protocol_monitor(m, self, ctl, src, cap, {"res": stream_of(unit.res)})
+        protocol_monitor(m, self, ctl, src, cap, {"res": stream_of(unit.res)}, "res")
         return m
 
     def _ub(self, m, unit):
@@ -146,8 +146,7 @@ def batch_load_align_setup(ub: np.ndarray, ub_words: int, vl: int, batches: list
     async def run(port):
         await write_words(port, "ub", memory_words(ub, ub_words, WORD))
         for (payloads, seeds, thresholds, limit), res in zip(batches, results):
-            finished = await run_batch(port, "op", payloads, _stalls(seeds, thresholds), limit,
-                                       0)
+            finished = await run_batch(port, "op", payloads, _stalls(seeds, thresholds), limit)
             res.error = await read_protocol(port, LOAD_MONITORED)
             if not finished:
                 res.timed_out = True
@@ -248,7 +247,8 @@ class BatchStoreAlign(wiring.Component):
         cap = _results(self, m, unit, ctl, go["res"])
         protocol_monitor(m, self, ctl, src, cap, {
             "res": stream_of(unit.res),
-            "ub_wen": (unit.ub_wen, 1, Cat(unit.ub_waddr, unit.ub_wdata, unit.ub_wbe), 1)})
+            "ub_wen": (unit.ub_wen, 1, Cat(unit.ub_waddr, unit.ub_wdata, unit.ub_wbe), 1)},
+            "res")
         return m
 
 
@@ -310,7 +310,7 @@ def run_store_align_batches(batches, vl: int = 256, backend: str = "amaranth",
             raise ValueError(f"{len(cases)} ops: a batch holds 1..{depth}")
         sizes.add(ub.size)
         specs.append((ub, [pack(StoreAlignOp(vl), c.payload(vl)) for c in cases],
-                      sum(1 << i for i, mv in enumerate(store_moves(cases, ub, vl)) if mv),
+                      store_moves(cases, ub, vl),
                       (seed_state(seed, 0), seed_state(seed, 1)),
                       (threshold(p_op), threshold(p_ready)), 10 * len(cases) + 100))
     if len(sizes) > 1:

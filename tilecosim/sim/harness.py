@@ -45,7 +45,8 @@ from .stall import THRESHOLD_BITS, StallGen
 __all__ = ["MemoryLoad", "StallLoad", "stall_loads", "Readback", "ProtocolReport",
            "protocol_monitor", "read_protocol", "RunControl", "BatchSource",
            "Responder", "WriteLog", "Capture", "stall_gens", "batch_source", "memory_port",
-           "capture_run", "completions", "stream_of", "wide_memory", "loaded_memory", "read_bytes", "path", "write_words",
+           "capture_run", "completions", "stream_of", "wide_memory", "loaded_memory",
+           "read_bytes", "path", "write_words",
            "run_batch", "read_entries", "read_log", "CHUNK"]
 
 CHUNK = 512                    # bits per memory of a wide capture
@@ -347,15 +348,17 @@ def completions(m, done, ctl, harness, go) -> Capture:
                        {"done": ctl.cycle, "fault": done.payload.fault})
 
 
-def protocol_monitor(m, harness, ctl, src: BatchSource, cap: Capture,
-                     streams: dict) -> ProtocolMonitor:
+def protocol_monitor(m, harness, ctl, src: BatchSource, cap: Capture, streams: dict,
+                     completions: str = "done") -> ProtocolMonitor:
     """A :class:`~tilecosim.sim.protocol.ProtocolMonitor` on ``streams`` (name -> (valid,
     ready, payload, access): what the design drives, and whether a beat is a memory access),
-    with the instructions of ``src`` and the completions of ``cap``; which instructions move
+    with the instructions of ``src`` and the completions of ``cap`` (the stream named
+    ``completions``); which instructions move
     data comes from the harness's ``moves`` (a bit per instruction of the batch), the report
     goes out on its ``proto`` (``In(ProtocolReport())``)."""
     m.submodules.protocol = mon = ProtocolMonitor(
-        {n: len(Value.cast(p)) for n, (_, _, p, _) in streams.items()}, harness.depth)
+        {n: len(Value.cast(p)) for n, (_, _, p, _) in streams.items()}, harness.depth,
+        completions)
     for n, (valid, ready, payload, access) in streams.items():
         m.d.comb += [getattr(mon, f"{n}_valid").eq(valid), getattr(mon, f"{n}_ready").eq(ready),
                      getattr(mon, f"{n}_payload").eq(payload),
@@ -498,18 +501,17 @@ async def read_protocol(port, streams) -> str | None:
 
 
 async def run_batch(port, queue: str, payloads, stalls: dict, limit: int,
-                    moves: int | None = None) -> bool:
+                    moves=None) -> bool:
     """One run of a harness: write ``payloads`` to its ``queue`` (a :class:`MemoryLoad`
     member), set ``count`` and each stall pattern (``stalls``: port -> (seed state,
     threshold), on the harness's ``stall`` member, :func:`stall_loads`), pulse ``start`` and
     wait for ``finished`` in one wait of at most ``limit`` cycles (its
-    :func:`~tilecosim.sim.api.hang_limit`). ``moves``: a bit per instruction, set where the
-    model says it moves data (the harness's ``moves``, for its protocol monitor). Returns
-    whether it finished."""
+    :func:`~tilecosim.sim.api.hang_limit`). ``moves``: one bool per payload, whether the
+    model says it moves data (set as the harness's ``moves`` bits, for its protocol
+    monitor; None: all clear). Returns whether it finished."""
     await write_words(port, queue, payloads)
     port.set("count", len(payloads))
-    if moves is not None:
-        port.set("moves", moves)
+    port.set("moves", sum(1 << i for i, mv in enumerate(moves or ()) if mv))
     seed, threshold = StallLoad().members
     for name, (state, th) in stalls.items():
         port.set(path("stall", name, seed), state)

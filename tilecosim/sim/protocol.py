@@ -105,7 +105,8 @@ class Watch:
 class ProtocolMonitor(wiring.Component):
     """The rules (module doc) in gateware, for a batch harness: every stream of ``streams``
     (name -> payload width, in the order their index is reported) is checked for rules 1 to
-    3 every cycle; rules 4 and 5 from the handshakes of the instructions and completions.
+    3 every cycle; rules 4 and 5 from the handshakes of the instructions and completions,
+    the completions being the stream named ``completions``.
 
     Inputs: per stream ``<name>_valid``, ``<name>_ready``, ``<name>_payload`` and
     ``<name>_access`` (a beat of this stream is a memory access: rule 5); ``start``,
@@ -120,8 +121,12 @@ class ProtocolMonitor(wiring.Component):
     stream and one per payload bit.
     """
 
-    def __init__(self, streams: dict, depth: int):
+    def __init__(self, streams: dict, depth: int, completions: str = "done"):
+        if completions not in streams:
+            raise ValueError(f"completions={completions!r}: not one of the streams "
+                             f"{', '.join(streams)}")
         self.names = list(streams)
+        self.completions = completions
         self.widths = dict(streams)
         sig = {"start": In(1), "running": In(1), "cycle": In(32),
                "accepted": In(1), "accepted_moves": In(1),
@@ -161,7 +166,7 @@ class ProtocolMonitor(wiring.Component):
         with m.If(self.start):
             m.d.sync += live.eq(0)
         found.append((self.completed & (self.done >= self.taken) & ~self.accepted,
-                      Rule.EXTRA_COMPLETION, self._index_of_completions()))
+                      Rule.EXTRA_COMPLETION, self.names.index(self.completions)))
         for k, name in enumerate(self.names):
             beat = getattr(self, f"{name}_valid") & getattr(self, f"{name}_ready")
             found.append((getattr(self, f"{name}_access") & beat & (live == 0) & ~new,
@@ -177,7 +182,3 @@ class ProtocolMonitor(wiring.Component):
                                  self.at.eq(self.cycle)]
         m.d.comb += self.boot.eq(boot_seen)
         return m
-
-    def _index_of_completions(self) -> int:
-        """The stream whose beats are the completions: ``done``, or the last one given."""
-        return self.names.index("done") if "done" in self.names else len(self.names) - 1
