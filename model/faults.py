@@ -15,7 +15,7 @@ import enum
 __all__ = [
     "FaultKind", "Fault", "IllegalInstruction", "IllegalParameter",
     "TileAllocation", "TileReleased", "Alignment", "OutOfBounds",
-    "ParameterRange", "FAULT_TABLE", "fault_class", "fault_label",
+    "ParameterRange", "FAULT_TABLE", "fault_class", "fault_label", "completion_label",
 ]
 
 
@@ -123,6 +123,12 @@ def fault_class(kind: FaultKind | int | str) -> type[Fault]:
     if isinstance(kind, str):
         kind = FaultKind[kind]
     return _CLASSES[FaultKind(kind)]
+
+
+def completion_label(code) -> str:
+    """What a design's completion said, as messages write it: ``fault OutOfBounds (6)``, or
+    ``no completion`` when there was none (``None``)."""
+    return "no completion" if code is None else f"fault {fault_label(code)}"
 
 
 def fault_label(code) -> str:

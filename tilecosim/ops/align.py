@@ -16,7 +16,7 @@ from tilecosim.model.display import seeded_memory
 from tilecosim.model.faults import Fault, FaultKind
 from tilecosim.model.load_align import WIDTHS, Addressing
 
-from .base import Operation
+from .base import FaultRule, Operation
 
 __all__ = ["AlignOperation", "UB_SIZE", "VL", "FAULTS", "ADDRESSING", "random_addressing",
            "random_address", "is_far"]
@@ -66,6 +66,18 @@ def is_far(case) -> bool:
     return case.addr >= 1 << 16 or abs(case.how.value) >= 1 << 16
 
 
+def _runs(codes: list[int]) -> str:
+    """``4, 5, 10, 21..31``: the codes, runs of three or more as ``a..b``."""
+    out, k = [], 0
+    while k < len(codes):
+        j = k
+        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
+            j += 1
+        out += [f"{codes[k]}..{codes[j]}"] if j - k >= 2 else [str(c) for c in codes[k:j + 1]]
+        k = j + 1
+    return ", ".join(out)
+
+
 class AlignOperation(Operation):
     """An operation of the LoadAlign/StoreAlign units.  A subclass sets ``short`` (its bins'
     prefix), ``modes`` (its distribution enum, with ``DIST_NORM``), ``b64_modes`` (the modes
@@ -80,6 +92,34 @@ class AlignOperation(Operation):
     regress = True
     harness_batch = 256
     image_file = "ub-seed{seed}.bin"
+
+    regress_sizes = f"`ub_size` = {UB_SIZE} bytes, VL = {VL} bytes"
+
+    @property
+    def fault_rules(self) -> tuple:
+        """The fault table of the contract page (docs/contract.md), in the model's checking
+        order (model/load_align.py): ea is the effective address, addr + offset x sizeof(T)
+        with AddrReg, else addr; a mode's bytes and alignment are seed 003's table."""
+        s = self.short
+        unused = [k for k in range(32) if k not in {d.value for d in self.modes}]
+        return (
+            FaultRule("IllegalParameter", f"dist is a code no {self.seed_name} mode has "
+                      f"({_runs(unused)})", "yes", (f"{s}.fault:code/dist",)),
+            FaultRule("IllegalParameter", "T = b64 with a mode other than NORM", "yes",
+                      (f"{s}.fault:order/IllegalParameter>Alignment",
+                       f"{s}.fault:order/IllegalParameter>OutOfBounds")),
+            FaultRule("IllegalParameter", "RegTraitNumTwo with a mode other than NORM, a T "
+                      "other than b64 or b32, or AddrReg", "yes"),
+            FaultRule("Alignment", "AddrReg: offset x sizeof(T) mod align != 0; PostUpdate: "
+                      "stride x sizeof(T) mod align != 0; AddrReg: addr mod align != 0", "yes",
+                      (f"{s}.fault:order/Alignment>OutOfBounds",)),
+            FaultRule("Alignment", "ea mod align != 0", "yes"),
+            FaultRule("OutOfBounds", "ea < 0", "yes",
+                      (f"{s}.edge:ub/start", f"{s}.fault:ub/below")),
+            FaultRule("OutOfBounds", "ea + bytes > ub_size (the mode's bytes)", "yes",
+                      (f"{s}.edge:ub/end", f"{s}.fault:ub/past", f"{s}.fault:ub/past-byte",
+                       f"{s}.fault:ub/start-at-end")),
+        )
 
     def legal(self, dist, t: str) -> bool:
         return t != "b64" or dist in self.b64_modes

@@ -27,7 +27,7 @@ from tilecosim.sim.benches.align import AlignCase, compare_load_align, simulate_
 
 from .align import (ADDRESSING, UB_SIZE, VL, AlignOperation, random_address,
                     random_addressing)
-from .base import FaultRule, Outcome, Top, Unit, by_class
+from .base import Outcome, Top, Unit, by_class
 
 __all__ = ["LoadAlign", "random_load_case", "model_fault", "VL", "UB_SIZE"]
 
@@ -68,26 +68,6 @@ class LoadAlign(AlignOperation):
     contract_module = "load_align_unit"
     capabilities = {"faults": (True, False), "modes": tuple(d.name for d in LoadDist),
                     "dtypes": tuple(WIDTHS), "addressing": ADDRESSING, "reg_trait": (1, 2)}
-    # ea the effective address: addr + offset x sizeof(T) with AddrReg, else addr; the
-    # mode's bytes and alignment are seed 003's table (model/load_align.py)
-    fault_rules = (
-        FaultRule("IllegalParameter", "dist is a code no LoadAlign mode has (4, 5, 10, 21..31)", "yes",
-                  ("la.fault:code/dist",)),
-        FaultRule("IllegalParameter", "T = b64 with a mode other than NORM", "yes",
-                  ("la.fault:order/IllegalParameter>Alignment",
-                   "la.fault:order/IllegalParameter>OutOfBounds")),
-        FaultRule("IllegalParameter", "RegTraitNumTwo with a mode other than NORM, a T other "
-                  "than b64 or b32, or AddrReg", "yes"),
-        FaultRule("Alignment", "AddrReg: offset x sizeof(T) mod align != 0; PostUpdate: stride "
-                  "x sizeof(T) mod align != 0; AddrReg: addr mod align != 0", "yes",
-                  ("la.fault:order/Alignment>OutOfBounds",)),
-        FaultRule("Alignment", "ea mod align != 0", "yes"),
-        FaultRule("OutOfBounds", "ea < 0", "yes", ("la.edge:ub/start", "la.fault:ub/below")),
-        FaultRule("OutOfBounds", "ea + bytes > ub_size (the mode's bytes)", "yes",
-                  ("la.edge:ub/end", "la.fault:ub/past", "la.fault:ub/past-byte",
-                   "la.fault:ub/start-at-end")),
-    )
-    regress_sizes = "`ub_size` = 4096 bytes, VL = 256 bytes"
     contract_notes = """\
 The LoadAlign unit (seed 003, D11, D12) at VL = 256 bytes: UB to two vector registers.
 

@@ -36,7 +36,7 @@ from tilecosim.sim.benches.align import (StoreCase, compare_store_align, simulat
 
 from .align import (ADDRESSING, UB_SIZE, VL, AlignOperation, random_address,
                     random_addressing)
-from .base import FaultRule, Outcome, Top, Unit, by_class
+from .base import Outcome, Top, Unit, by_class
 
 __all__ = ["StoreAlign", "random_store_case", "store_sources", "MASKS"]
 
@@ -122,26 +122,6 @@ class StoreAlign(AlignOperation):
     contract_module = "store_align_unit"
     capabilities = {"faults": (True, False), "modes": tuple(d.name for d in StoreDist),
                     "dtypes": tuple(WIDTHS), "addressing": ADDRESSING, "reg_trait": (1, 2)}
-    # ea the effective address: addr + offset x sizeof(T) with AddrReg, else addr; the
-    # mode's bytes and alignment are seed 003's table (model/load_align.py)
-    fault_rules = (
-        FaultRule("IllegalParameter", "dist is a code no StoreAlign mode has (13..15, 17..31)", "yes",
-                  ("sa.fault:code/dist",)),
-        FaultRule("IllegalParameter", "T = b64 with a mode other than NORM", "yes",
-                  ("sa.fault:order/IllegalParameter>Alignment",
-                   "sa.fault:order/IllegalParameter>OutOfBounds")),
-        FaultRule("IllegalParameter", "RegTraitNumTwo with a mode other than NORM, a T other "
-                  "than b64 or b32, or AddrReg", "yes"),
-        FaultRule("Alignment", "AddrReg: offset x sizeof(T) mod align != 0; PostUpdate: stride "
-                  "x sizeof(T) mod align != 0; AddrReg: addr mod align != 0", "yes",
-                  ("sa.fault:order/Alignment>OutOfBounds",)),
-        FaultRule("Alignment", "ea mod align != 0", "yes"),
-        FaultRule("OutOfBounds", "ea < 0", "yes", ("sa.edge:ub/start", "sa.fault:ub/below")),
-        FaultRule("OutOfBounds", "ea + bytes > ub_size (the mode's bytes)", "yes",
-                  ("sa.edge:ub/end", "sa.fault:ub/past", "sa.fault:ub/past-byte",
-                   "sa.fault:ub/start-at-end")),
-    )
-    regress_sizes = "`ub_size` = 4096 bytes, VL = 256 bytes"
     contract_notes = """\
 The StoreAlign unit (seed 003, D11, D12) at VL = 256 bytes: vector registers to UB.
 

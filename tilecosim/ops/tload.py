@@ -27,7 +27,7 @@ from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.transpose import SquareTranspose
 from tilecosim.model.display import seeded_memory
 from tilecosim.model.dtypes import DTYPES, PadValue
-from tilecosim.model.faults import Fault, FaultKind, fault_label
+from tilecosim.model.faults import Fault, FaultKind, completion_label, fault_label
 from tilecosim.model.scenarios import random_tload
 from tilecosim.model.tload import TILE_QUEUES, TLoadLayout, TLoadLayout as L, TLoadParams, plan
 from tilecosim.sim.batch_tload import run_tload_batches
@@ -471,8 +471,7 @@ writes out, one completion per instruction.
             ideal += ideals[-1]
             got = res.faults[i] if i < len(res.faults) else None
             if got != (code or 0):
-                got_s = "no completion" if got is None else f"fault {fault_label(got)}"
-                problems[i] = (f"{got_s} from the design, "
+                problems[i] = (f"{completion_label(got)} from the design, "
                                f"{fault_label(code)} from the model")
             elif mism:
                 problems[i] = (f"{mism[0]} ({len(mism)} elements differ)" if len(mism) > 1

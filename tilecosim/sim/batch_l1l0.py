@@ -39,7 +39,7 @@ from tilecosim.sim.design import BUILTIN, Design
 from tilecosim.sim.runner import run_bench
 
 from .api import memory_words
-from .benches.load_data_with_transpose import L1L0Result, l1l0_limit, l1l0_moves
+from .benches.load_data_with_transpose import L1L0Result, l1l0_limit, l1l0_moves, l1l0_plans
 from .harness import (MemoryLoad, ProtocolReport, Readback, RunControl, WriteLog, batch_source,
                       completions, loaded_memory, memory_port, protocol_monitor, read_bytes,
                       read_entries, read_log, read_protocol, run_batch, stall_gens, stall_loads,
@@ -159,7 +159,8 @@ class BatchL1L0(wiring.Component):
 
 def batch_l1l0_setup(l1: np.ndarray, l1_words: int, width: int, batches: list):
     """(processes, results) of the batch harness for :func:`tilecosim.sim.runner.run_bench`:
-    write L1, then for each batch ``(calls, l0_init, payloads, seeds, thresholds, limit)``
+    write L1, then for each batch ``(calls, l0_init, payloads, seeds, thresholds, limit,
+    moves)``
     write its calls, start, wait for ``finished`` in one wait, read back the completions and
     the L0 log and replay the log onto ``l0_init``; one
     :class:`~tilecosim.sim.benches.load_data_with_transpose.L1L0Result` per batch."""
@@ -168,9 +169,9 @@ def batch_l1l0_setup(l1: np.ndarray, l1_words: int, width: int, batches: list):
     async def run(port):
         await write_words(port, "l1", memory_words(l1, l1_words, WORD))
         port.set("l1_size", l1.size)
-        for (calls, l0_init, payloads, seeds, thresholds, limit), res in zip(batches, results):
+        for (calls, l0_init, payloads, seeds, thresholds, limit, moves), res in zip(batches,
+                                                                                    results):
             port.set("l0_size", l0_init.size)
-            moves = sum(1 << i for i, mv in enumerate(l1l0_moves(calls, l1, l0_init.size)) if mv)
             res.timed_out = not await run_batch(port, "op", payloads,
                                                 dict(zip(PORTS, zip(seeds, thresholds))), limit,
                                                 moves)
@@ -225,9 +226,11 @@ def run_l1l0_batches(batches, l1: np.ndarray, backend: str = "amaranth", latency
         if not 1 <= len(calls) <= depth:
             raise ValueError(f"{len(calls)} calls: a batch holds 1..{depth}")
         l0_init = np.asarray(l0_init, dtype=np.uint8)
+        plans = l1l0_plans(calls, l1, l0_init.size)
         specs.append((calls, l0_init, [pack(LdtOp, c.payload()) for c in calls],
                       tuple(seed_state(seed, k) for k in range(len(PORTS))),
-                      (threshold(1 - stall),) * len(PORTS), l1l0_limit(calls, l1, l0_init.size)))
+                      (threshold(1 - stall),) * len(PORTS), l1l0_limit(plans),
+                      l1l0_moves(plans)))
     l1_words = -(-l1_bytes // WORD)                        # BatchL1L0.l1_words
     engine = lambda: design.make(lambda: L1L0Engine(width=width, transpose=transpose))  # noqa: E731
     return run_bench(backend,

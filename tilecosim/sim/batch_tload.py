@@ -178,10 +178,9 @@ def batch_tload_setup(mem: np.ndarray, gm_words: int, width: int, batches: list)
         port.set("mem_size", min(mem.size, (1 << 64) - 1))
         for (plist, cfg, payloads, seeds, thresholds), res in zip(batches, results):
             limit = budget(plist, mem, cfg, res)
-            moves = sum(1 << i for i, b in enumerate(res.beats) if b)
             res.timed_out = not await run_batch(port, "instr", payloads,
                                                 dict(zip(PORTS, zip(seeds, thresholds))), limit,
-                                                moves)
+                                                [b > 0 for b in res.beats])
             res.error = await read_protocol(port, MONITORED)
             nbeats, requests, overflow, bad, bad_addr, bad_len = await port.tick(
                 "nbeats", "requests", "overflow", "bad_req", "bad_addr", "bad_len")

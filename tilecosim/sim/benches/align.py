@@ -126,9 +126,9 @@ def _element_bytes(c: AlignCase) -> int:
 def compare_load_align(cases, ub: np.ndarray, res: AlignResult, vl: int = 256) -> list[str]:
     """Disagreements with the model, one line each (empty: all equal); a batch harness's
     protocol violation first."""
-    problems = [res.error] if res.error else []
     if res.error:
-        return problems
+        return [res.error]
+    problems = []
     if res.timed_out:
         problems.append(f"the unit did not return every result within 10 cycles per op + 100; "
                         f"waveform: {res.waveform}")
@@ -226,13 +226,12 @@ def store_align_procs(cases, ub: np.ndarray, mem: np.ndarray, vl: int, seed: int
 def store_moves(cases, ub: np.ndarray, vl: int) -> list[bool]:
     """Which StoreAligns the model lets store (no fault): the protocol's access rule lets
     only these write UB."""
-    out = []
+    out, scratch = [], Buffer("UB", ub.copy())    # a fault depends on no byte of UB
     for c in cases:
         regs = [np.frombuffer(r, np.uint8) for r in c.regs]
         mask = np.frombuffer(c.mask, np.uint8).astype(bool)
         try:
-            store_align(Buffer("UB", ub.copy()), c.addr, regs, c.dist, c.t, mask, c.how, vl,
-                        c.reg_trait)
+            store_align(scratch, c.addr, regs, c.dist, c.t, mask, c.how, vl, c.reg_trait)
             out.append(True)
         except Fault:
             out.append(False)

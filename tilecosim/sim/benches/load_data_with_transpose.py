@@ -12,7 +12,7 @@ from amaranth.lib import data
 
 from tilecosim.hdl.l1l0.engine import L1L0Engine, LdtOp
 from tilecosim.model.buffers import Buffer
-from tilecosim.model.faults import Fault, fault_label
+from tilecosim.model.faults import Fault, completion_label, fault_label
 from tilecosim.model.load_data import LDT_DTYPES, load_data_with_transpose, plan_ldt
 from tilecosim.sim.api import pack, stretched, unpack, watchdog
 from tilecosim.sim.design import BUILTIN, Design
@@ -20,8 +20,8 @@ from tilecosim.sim.runner import run_bench
 from tilecosim.sim.stall import Stall
 from tilecosim.sim.streams import Responder, Sink, Source, in_flight
 
-__all__ = ["LdtCall", "L1L0Result", "l1l0_limit", "l1l0_setup", "simulate_l1l0",
-           "run_and_compare_l1l0", "compare_l1l0"]
+__all__ = ["LdtCall", "L1L0Result", "l1l0_plans", "l1l0_limit", "l1l0_moves", "l1l0_setup",
+           "simulate_l1l0", "run_and_compare_l1l0", "compare_l1l0"]
 
 LOG2_EBITS = {4: 2, 8: 3, 16: 4, 32: 5}       # element bits -> the engine's log2_ebits
 MASK32 = (1 << 32) - 1
@@ -68,29 +68,30 @@ class L1L0Result:
         return self.last_write - self.accept[0] + 1
 
 
-def l1l0_limit(calls, l1: np.ndarray, l0_size: int) -> int:
-    """The watchdog's limit: 10 x the lines the calls write + 150 + 50 per call (at any W)."""
-    beats = 0
-    for c in calls:
-        try:
-            pl = plan_ldt(c.params, Buffer("L1", l1), Buffer(c.dst_name, l0_size), c.dst, c.src)
-            beats += pl.bytes_moved // 32
-        except Fault:
-            pass
-    return 10 * beats + 150 + 50 * len(calls)
-
-
-def l1l0_moves(calls, l1: np.ndarray, l0_size: int) -> list[bool]:
-    """Which calls move data by the model: no fault, and at least one byte (the protocol's
-    access rule: the others must not read L1 or write L0)."""
+def l1l0_plans(calls, l1: np.ndarray, l0_size: int) -> list:
+    """The model's plan of each call (:func:`~tilecosim.model.load_data.plan_ldt`), None
+    for a call that faults: what :func:`l1l0_limit` and :func:`l1l0_moves` are made of."""
     out = []
     for c in calls:
         try:
-            pl = plan_ldt(c.params, Buffer("L1", l1), Buffer(c.dst_name, l0_size), c.dst, c.src)
-            out.append(pl.bytes_moved > 0)
+            out.append(plan_ldt(c.params, Buffer("L1", l1), Buffer(c.dst_name, l0_size), c.dst,
+                                c.src))
         except Fault:
-            out.append(False)
+            out.append(None)
     return out
+
+
+def l1l0_limit(plans) -> int:
+    """The watchdog's limit of calls planned as ``plans`` (:func:`l1l0_plans`): 10 x the
+    lines the calls write + 150 + 50 per call (at any W)."""
+    beats = sum(pl.bytes_moved // 32 for pl in plans if pl is not None)
+    return 10 * beats + 150 + 50 * len(plans)
+
+
+def l1l0_moves(plans) -> list[bool]:
+    """Which calls planned as ``plans`` move data by the model: no fault, and at least one
+    byte (the protocol's access rule: the others must not read L1 or write L0)."""
+    return [pl is not None and pl.bytes_moved > 0 for pl in plans]
 
 
 def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency: int = 2,
@@ -98,7 +99,8 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
     """The L1 -> L0 bench, simulator-neutral (see :mod:`tilecosim.sim.api`)."""
     state = {"cycle": 0, "done": False}
     ok = 1 - stall
-    limit = stretched(l1l0_limit(calls, l1, res.l0.size), ok)
+    plans = l1l0_plans(calls, l1, res.l0.size)
+    limit = stretched(l1l0_limit(plans), ok)
     payloads = [pack(LdtOp, c.payload()) for c in calls]
 
     clock = watchdog(state, limit, lambda: setattr(res, "timed_out", True))
@@ -118,7 +120,7 @@ def l1l0_procs(calls, l1: np.ndarray, res: "L1L0Result", seed: int = 0, latency:
         res.reads += 1
         return int.from_bytes(l1[a:a + W].tobytes(), "little")
 
-    moving = in_flight(res.accept, res.faults, l1l0_moves(calls, l1, res.l0.size))
+    moving = in_flight(res.accept, res.faults, l1l0_moves(plans))
     l1_port = Responder("rd", "rd_data", state, read, latency=latency,
                         ready_stall=Stall(seed, 1, ok), valid_stall=Stall(seed, 2, ok),
                         allowed=moving)
@@ -196,8 +198,7 @@ def compare_l1l0(calls, l1: np.ndarray, l0_init: np.ndarray, res: L1L0Result,
             code = f.code
         got = res.faults[k] if k < len(res.faults) else None
         if got != code:
-            got_s = "no completion" if got is None else f"fault {fault_label(got)}"
-            problems.append(f"call {k}: {got_s} from the design, "
+            problems.append(f"call {k}: {completion_label(got)} from the design, "
                             f"{fault_label(code)} from the model")
     diff = np.nonzero(want.data != res.l0)[0]
     if diff.size:

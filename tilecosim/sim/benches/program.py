@@ -37,7 +37,7 @@ from tilecosim.hdl.tiles.types import (QUEUE_CODES, DebugAddr, LookupStatus, Rec
                                        RecordKind,
                                        record_beats)
 from tilecosim.model.asm import RegisterError, parse_program
-from tilecosim.model.faults import Fault, fault_label
+from tilecosim.model.faults import Fault, completion_label, fault_label
 from tilecosim.model.layouts import tile_offsets
 from tilecosim.model.machine import Machine
 from tilecosim.model.tload import LCFR, TILE_QUEUES
@@ -439,9 +439,8 @@ def compare_program(steps: list[GoldenStep], res: ProgramResult,
         want = step.fault["code"] if step.fault else 0
         got = res.faults[i] if i < len(res.faults) else None
         if got != want:
-            got_s = "no completion" if got is None else f"fault {fault_label(got)}"
-            problems.append(f"line {step.line} ({step.text}): {got_s} from the design, "
-                            f"{fault_label(want)} from the model")
+            problems.append(f"line {step.line} ({step.text}): {completion_label(got)} from the "
+                            f"design, {fault_label(want)} from the model")
     problems += res.mismatches
     if len(res.faults) > len(steps):
         problems.append(f"{len(res.faults) - len(steps)} completions more than instructions")

@@ -27,7 +27,7 @@ from tilecosim.hdl.common import Completion
 from tilecosim.hdl.tload.engine import TLoadEngine
 from tilecosim.hdl.tload.types import MemRequest, TileWrite, TLoadInstr
 from tilecosim.model.asm import params_to_asm
-from tilecosim.model.faults import Fault, fault_label
+from tilecosim.model.faults import Fault, completion_label, fault_label
 from tilecosim.model.layouts import tile_offsets
 from tilecosim.model.tload import LCFR, TLoadLayout, TLoadParams, plan, tload
 from tilecosim.sim.api import pack, stretched, unpack, watchdog
@@ -368,8 +368,7 @@ def run_and_compare(p: TLoadParams | list[TLoadParams], mem: np.ndarray,
         mism += mm
         got = res.faults[i] if i < len(res.faults) else None
         if got != (code or 0):
-            got_s = "no completion" if got is None else f"fault {fault_label(got)}"
-            problems.append(f"{where}{got_s} from the design, "
+            problems.append(f"{where}{completion_label(got)} from the design, "
                             f"{fault_label(code)} from the model")
     if any((len(plist), t) in res.tiles for t in range(8)):
         problems.append("writes beyond those of the instructions")
